@@ -1,0 +1,5 @@
+export * from './types.js'
+export { parsePatch } from './patch.js'
+export { compose, composeParsed, rowFiles } from './compose.js'
+export { dumpComposition, provenance, absoluteName, redactSecrets, REDACTED } from './dump.js'
+export { parseYaml, yamlReason } from './yaml.js'

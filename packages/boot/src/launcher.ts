@@ -1,0 +1,123 @@
+import { Service, type Context } from '@deepseek-ai/cordis'
+
+/**
+ * `ctx.launcher`: what the `dsh` process gives the tree. Provided at the root by
+ * the launcher before any row mounts.
+ *
+ * Contract for a surface plugin: in `apply`, call `hold()` synchronously (that
+ * claims the process; without a holder the launcher exits once the tree has
+ * settled), return promptly, do the work in the background (await `ready` first
+ * if it needs the whole tree), and end with `exit(code)` — or call the release
+ * function, after which the launcher exits once nothing holds it. `argv` is the
+ * command line from the first token the launcher does not own.
+ */
+export interface LauncherInit {
+  argv: readonly string[]
+  home: string
+  profile: string
+  cwd: string
+  env: Record<string, string | undefined>
+  version: string
+  stdin: NodeJS.ReadableStream
+  stdout: NodeJS.WritableStream
+  stderr: NodeJS.WritableStream
+}
+
+export type LauncherSignal = 'SIGINT' | 'SIGTERM'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    launcher: Launcher
+  }
+  interface Events {
+    /** The process got SIGINT/SIGTERM. A holding surface should wind down and call `exit()`. */
+    'launcher/signal'(signal: LauncherSignal): void
+  }
+}
+
+export class Launcher extends Service {
+  readonly argv: readonly string[]
+  readonly home: string
+  readonly profile: string
+  readonly cwd: string
+  readonly env: Record<string, string | undefined>
+  readonly version: string
+  readonly stdin: NodeJS.ReadableStream
+  readonly stdout: NodeJS.WritableStream
+  readonly stderr: NodeJS.WritableStream
+  /** Resolves once every row has been mounted and the tree has settled. */
+  readonly ready: Promise<void>
+  /** Resolves with the exit code once `exit()` was called (the launcher waits on it). */
+  readonly exited: Promise<number>
+
+  private _holds = 0
+  private _exitCode: number | undefined
+  private _resolveReady!: () => void
+  private _resolveExit!: (code: number) => void
+  private _onIdle: (() => void) | undefined
+
+  constructor(ctx: Context, init: LauncherInit) {
+    super(ctx, 'launcher')
+    this.argv = Object.freeze([...init.argv])
+    this.home = init.home
+    this.profile = init.profile
+    this.cwd = init.cwd
+    this.env = init.env
+    this.version = init.version
+    this.stdin = init.stdin
+    this.stdout = init.stdout
+    this.stderr = init.stderr
+    this.ready = new Promise((r) => { this._resolveReady = r })
+    this.exited = new Promise((r) => { this._resolveExit = r })
+  }
+
+  /**
+   * Claims the process. The returned function releases the claim (idempotent);
+   * unloading the plugin that called `hold()` releases it too.
+   */
+  hold(): () => void {
+    this._holds++
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      this._holds--
+      if (this._holds === 0) this._onIdle?.()
+    }
+    // Called through `ctx.launcher`, `this.ctx` is the caller's context: tie the
+    // claim to the caller's fiber so a disposed surface cannot keep the process.
+    try {
+      const dispose = this.ctx.effect(() => release, 'launcher.hold()')
+      return () => { void dispose() }
+    } catch {
+      return release
+    }
+  }
+
+  /** How many claims are live. */
+  get holds(): number {
+    return this._holds
+  }
+
+  /** Asks the launcher to unwind the tree and exit with `code`. The first call wins. */
+  exit(code: number): void {
+    if (this._exitCode !== undefined) return
+    this._exitCode = code
+    this._resolveExit(code)
+  }
+
+  /** The code passed to the first `exit()`, if any. */
+  get exitCode(): number | undefined {
+    return this._exitCode
+  }
+
+  /** Launcher side: the tree has settled. */
+  markReady(): void {
+    this._resolveReady()
+  }
+
+  /** Launcher side: called whenever the last claim is released. */
+  onIdle(callback: () => void): void {
+    this._onIdle = callback
+  }
+}

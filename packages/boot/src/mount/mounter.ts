@@ -1,0 +1,254 @@
+import { pathToFileURL } from 'node:url'
+import type { Context, Fiber } from '@deepseek-ai/cordis'
+import { DshError } from '@dsh/protocol'
+import { rowFiles } from '../compose/compose.js'
+import { absoluteName } from '../compose/dump.js'
+import type { ComposedRow } from '../compose/types.js'
+import { resolveModule } from '../resolve.js'
+import { configError, fromValidationError, pluginError, reasonOf, type SchemaIssue } from './errors.js'
+
+/**
+ * Mounts composed rows into a cordis tree and applies later compositions as a
+ * difference (config-only reload). Each enabled row is imported and loaded with
+ * `ctx.plugin(module, config)` under the root (its logger named after the row id).
+ * A failing row (module not found, import error, bad config, throwing apply) is
+ * recorded with its reason and never stops the other rows; rows whose services
+ * never appear stay pending and report what they wait for.
+ */
+export type RowState = 'active' | 'pending' | 'loading' | 'failed' | 'disabled'
+
+export interface RowStatus {
+  id: string
+  name: string
+  state: RowState
+  /** `CODE: message` for failed rows. */
+  reason?: string
+  /** For pending rows: the injected services that are not provided. */
+  waitingFor?: string[]
+  /** The files that produced or changed the row. */
+  files: string[]
+}
+
+export interface ApplyResult {
+  added: string[]
+  removed: string[]
+  remounted: string[]
+}
+
+export interface MounterOptions {
+  root: Context
+  /** Directories row names resolve from, in order (the profile, then dsh's installation). */
+  searchDirs: readonly string[]
+  conditions?: readonly string[]
+  /** Module loader (tests may swap it); defaults to dynamic `import()` of the file URL. */
+  importModule?: (url: string) => Promise<unknown>
+}
+
+interface Entry {
+  composed: ComposedRow
+  signature: string
+  fiber?: Fiber
+  error?: DshError
+}
+
+// FiberState is a const enum in cordis' typings (unusable under isolatedModules).
+const PENDING = 0
+const LOADING = 1
+const ACTIVE = 2
+const FAILED = 3
+const UNLOADING = 5
+
+type PluginLike = { apply: (...args: any[]) => unknown; Config?: unknown; inject?: unknown; name?: unknown } | ((...args: any[]) => unknown)
+
+export class Mounter {
+  readonly root: Context
+  private readonly entries = new Map<string, Entry>()
+  private readonly options: MounterOptions
+
+  constructor(options: MounterOptions) {
+    this.options = options
+    this.root = options.root
+  }
+
+  /**
+   * Makes the tree match `rows`: disposes rows that are gone, disabled or changed
+   * (name or config), then mounts new and changed rows in order, then waits for
+   * the tree to settle. Unchanged rows are left alone.
+   */
+  async apply(rows: readonly ComposedRow[]): Promise<ApplyResult> {
+    const next = new Map(rows.map((r) => [r.row.id, r] as const))
+    const result: ApplyResult = { added: [], removed: [], remounted: [] }
+    for (const [id, entry] of [...this.entries].reverse()) {
+      const row = next.get(id)
+      if (row && signature(row) === entry.signature) { entry.composed = row; continue }
+      if (entry.fiber) await entry.fiber.dispose()
+      this.entries.delete(id)
+      const was = !entry.composed.row.disabled
+      const now = row !== undefined && !row.row.disabled
+      if (was && now) result.remounted.push(id)
+      else if (was) result.removed.push(id)
+      else if (now) result.added.push(id)
+    }
+    const toMount = rows.filter((r) => !this.entries.has(r.row.id))
+    for (const row of toMount) {
+      const id = row.row.id
+      if (!row.row.disabled && !result.added.includes(id) && !result.remounted.includes(id)) result.added.push(id)
+    }
+    // Imports run in parallel; plugins load one by one in row order.
+    const loaded = toMount.map((row) => (row.row.disabled ? Promise.resolve(undefined) : this.load(row).catch((e: unknown) => pluginError('IMPORT_FAILED', `row ${row.row.id}`, e))))
+    for (let i = 0; i < toMount.length; i++) {
+      const row = toMount[i]!
+      const entry: Entry = { composed: row, signature: signature(row) }
+      this.entries.set(row.row.id, entry)
+      const plugin = await loaded[i]
+      if (plugin instanceof DshError) entry.error = plugin
+      else if (plugin) await this.mount(entry, plugin)
+    }
+    this.reorder(rows)
+    await this.settle()
+    return result
+  }
+
+  /** The state of every row, in composition order. */
+  statuses(): RowStatus[] {
+    return [...this.entries.values()].map((entry) => this.status(entry))
+  }
+
+  /** True when every enabled row is active. */
+  healthy(): boolean {
+    return this.statuses().every((s) => s.state === 'active' || s.state === 'disabled')
+  }
+
+  /** The fiber of row `id`, if it is mounted. */
+  fiber(id: string): Fiber | undefined {
+    return this.entries.get(id)?.fiber
+  }
+
+  /** The error of a failed row (for DSH_DEBUG stack traces). */
+  error(id: string): unknown {
+    const entry = this.entries.get(id)
+    return entry?.error ?? (entry?.fiber ? fiberError(entry.fiber) : undefined)
+  }
+
+  /** Disposes every mounted row, last first. */
+  async dispose(): Promise<void> {
+    for (const entry of [...this.entries.values()].reverse()) {
+      if (entry.fiber) await entry.fiber.dispose()
+    }
+    this.entries.clear()
+  }
+
+  /** Waits until no row fiber has a load/unload transition in flight. */
+  async settle(): Promise<void> {
+    for (let round = 0; round < 1000; round++) {
+      const busy = this.fibers().filter((f) => f.inertia !== undefined)
+      if (!busy.length) {
+        await new Promise((r) => setImmediate(r))
+        if (!this.fibers().some((f) => f.inertia !== undefined)) return
+        continue
+      }
+      await Promise.allSettled(busy.map((f) => f.await()))
+    }
+  }
+
+  private fibers(): Fiber[] {
+    return [...this.entries.values()].flatMap((e) => (e.fiber ? [e.fiber] : []))
+  }
+
+  private async load(row: ComposedRow): Promise<PluginLike> {
+    const { id, name } = row.row
+    let path: string
+    try {
+      path = resolveModule(name, {
+        searchDirs: [this.options.searchDirs[0] ?? row.nameFrom, row.nameFrom, ...this.options.searchDirs.slice(1)],
+        base: row.nameFrom,
+        ...(this.options.conditions ? { conditions: this.options.conditions } : {}),
+      })
+    } catch (error) {
+      throw pluginError('MODULE_NOT_FOUND', `row ${id}`, error)
+    }
+    let mod: unknown
+    try {
+      mod = await (this.options.importModule ?? ((url: string) => import(url)))(pathToFileURL(path).href)
+    } catch (error) {
+      throw pluginError('IMPORT_FAILED', `cannot import ${path}`, error)
+    }
+    const plugin = pickPlugin(mod)
+    if (!plugin) throw new DshError('PLUGIN_INVALID', `${path} exports no plugin (expected \`apply(ctx, config)\`, or a default export with one)`, { data: { path } })
+    return plugin
+  }
+
+  private async mount(entry: Entry, plugin: PluginLike): Promise<void> {
+    const { id, name } = entry.composed.row
+    const config = entry.composed.row.config ?? {}
+    const issues = validate(plugin, config)
+    if (issues?.length) { entry.error = configError(id, name, rowFiles(entry.composed), issues); return }
+    try {
+      const ctx = this.root.intercept('logger', { name: id })
+      const loading = ctx.plugin(plugin as never, config as never)
+      entry.fiber = loading.ctx.fiber // the fiber itself, not the thenable wrapper
+      await loading
+    } catch (error) {
+      if (!entry.fiber) entry.error = pluginError('PLUGIN_INVALID', `row ${id}`, error)
+    }
+  }
+
+  private status(entry: Entry): RowStatus {
+    const { id, name, disabled } = entry.composed.row
+    const base = { id, name, files: rowFiles(entry.composed) }
+    if (disabled) return { ...base, state: 'disabled' }
+    if (entry.error) return { ...base, state: 'failed', reason: reasonOf(entry.error) }
+    const fiber = entry.fiber
+    if (!fiber) return { ...base, state: 'failed', reason: 'NOT_MOUNTED: the row was not mounted' }
+    switch (fiber.state as number) {
+      case ACTIVE: return { ...base, state: 'active' }
+      case FAILED: return { ...base, state: 'failed', reason: reasonOf(this.describeFailure(entry, fiberError(fiber))) }
+      case LOADING: case UNLOADING: return { ...base, state: 'loading' }
+      case PENDING: {
+        const waitingFor = Object.keys(fiber.inject).filter((s) => this.root.get(s, false) === undefined)
+        return { ...base, state: 'pending', waitingFor }
+      }
+      default: return { ...base, state: 'failed', reason: 'DISPOSED: the row was disposed' }
+    }
+  }
+
+  private describeFailure(entry: Entry, error: unknown): DshError {
+    const { id, name } = entry.composed.row
+    if (error instanceof Error && error.name === 'ValidationError') return fromValidationError(error, id, name, rowFiles(entry.composed))
+    return pluginError('PLUGIN_FAILED', `row ${id} (${name}) failed to start`, error)
+  }
+
+  /** Keeps entries in composition order (statuses and snapshots list rows that way). */
+  private reorder(rows: readonly ComposedRow[]): void {
+    const sorted = rows.flatMap((r) => { const e = this.entries.get(r.row.id); return e ? [[r.row.id, e] as const] : [] })
+    this.entries.clear()
+    for (const [id, e] of sorted) this.entries.set(id, e)
+  }
+}
+
+/** Identity of a mount: a change of module or config means re-mount. */
+function signature(row: ComposedRow): string {
+  return JSON.stringify([absoluteName(row), row.row.config ?? null, row.row.disabled === true])
+}
+
+function pickPlugin(mod: unknown): PluginLike | undefined {
+  const m = mod as Record<string, unknown> | null
+  if (m && typeof m.apply === 'function') return m as PluginLike
+  const d = m?.default as Record<string, unknown> | ((...a: unknown[]) => unknown) | undefined
+  if (typeof d === 'function') return d as PluginLike
+  if (d && typeof d === 'object' && typeof d.apply === 'function') return d as PluginLike
+  return undefined
+}
+
+function validate(plugin: PluginLike, config: unknown): readonly SchemaIssue[] | undefined {
+  const schema = (plugin as { Config?: unknown }).Config as { '~standard'?: { validate?: (v: unknown) => unknown } } | undefined
+  const validator = schema?.['~standard']?.validate
+  if (typeof validator !== 'function') return undefined
+  const result = validator(config) as { issues?: readonly SchemaIssue[] } | Promise<unknown>
+  if (result instanceof Promise) return undefined
+  return result.issues
+}
+
+function fiberError(fiber: Fiber): unknown {
+  return (fiber as unknown as { _error?: unknown })._error
+}

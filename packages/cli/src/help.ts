@@ -1,0 +1,38 @@
+/** The `dsh --help` text. Kept apart so `--help` loads nothing else. */
+export const HELP = `dsh — an agent harness built as a plugin tree
+
+Usage:
+  dsh [--profile NAME] [--patch FILE]... [APP ARGS...]
+  dsh web [APP ARGS...]                 same as --profile web
+  dsh --profile NAME --dump-config      print the effective rows (a loadable patch file)
+  dsh --profile NAME --dump-default-config   print the rows of the profile's bundles only
+  dsh plugin --profile NAME add|remove|list [PKG...]
+  dsh login [--provider NAME]           store an API key (default provider: deepseek)
+  dsh --help | --version
+
+Launcher options (read up to the first argument the launcher does not own;
+that argument and the rest go to the profile's surface):
+  --profile NAME   profile in $DSH_HOME/profiles/NAME (default: headless).
+                   Templates headless, acp and web are created on first use.
+  --patch FILE     apply FILE after every other layer; repeatable, in order
+  --dump-config, --dump-default-config
+                   print, load no plugin, exit
+  --               pass everything after it to the app
+
+Profiles:
+  headless   dsh --profile headless "task"     one-shot run, answer on stdout
+  acp        dsh --profile acp                 Agent Client Protocol over stdio
+  web        dsh web                           local web UI
+
+Layers (later wins): the profile's bundles in order, the profile's
+cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch. Editing either
+cordis.patch.yml while dsh runs reloads the changed rows.
+
+Environment:
+  DSH_HOME          home directory (default ~/.dsh): profiles, settings.yaml,
+                    .credentials.yaml, cordis.patch.yml
+  DEEPSEEK_API_KEY  used when no key was stored with \`dsh login\`
+  DSH_DEBUG=1       print stack traces and plugin logs
+  DSH_TREE_REPORT   write a JSON snapshot of the tree to this file after boot
+                    and after each reload
+`

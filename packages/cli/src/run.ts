@@ -1,0 +1,128 @@
+import { resolve } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
+import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal } from '@dsh/boot'
+import { DEFAULT_PROFILE, type Args } from './args.js'
+import type { LaunchEnv } from './env.js'
+import { installLogExporter, printError, rowReport } from './output.js'
+import { watchPatches } from './reload.js'
+import { TreeReporter } from './tree-report.js'
+
+const SHUTDOWN_WAIT_MS = 2000
+
+/**
+ * Boots a profile: compose the layers, provide `ctx.launcher`, mount every row,
+ * report the rows that did not start, then either exit (nothing holds the
+ * process: 0 when every row is healthy, else 1) or live until a surface calls
+ * `launcher.exit()`. While alive, edits of the profile and home patch files are
+ * applied as a difference. Returns the exit code after unwinding the tree.
+ */
+export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEnv): Promise<number> {
+  const { io } = launch
+  const profile = openProfile(launch.home, args.profile ?? DEFAULT_PROFILE)
+  for (const note of profile.notes) io.stderr.write(`${note}\n`)
+  const layerOptions: LayerOptions = {
+    profile, home: launch.home, dshRoot: launch.dshRoot,
+    overlays: args.patches.map((p) => resolve(launch.cwd, p)),
+  }
+  const composition = composeProfile(layerOptions)
+
+  const root = new Context()
+  installLogExporter(root, io)
+  const launcher = new Launcher(root, {
+    argv: args.argv, home: launch.home, profile: profile.name, cwd: launch.cwd, env: launch.env,
+    version: launch.version, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
+  })
+  const mounter = new Mounter({ root, searchDirs: searchDirs(profile, launch.dshRoot) })
+  const reporter = new TreeReporter(launch.env.DSH_TREE_REPORT, root, mounter, profile.name)
+
+  let signals = 0
+  const onSignal = (signal: LauncherSignal) => {
+    signals++
+    const code = signal === 'SIGINT' ? 130 : 143
+    if (signals > 1 || launcher.holds === 0) return launcher.exit(code)
+    io.stderr.write(`\n${signal}: asking the surface to stop (send it again to exit now)\n`)
+    try {
+      root.emit('launcher/signal', signal)
+    } catch (error) {
+      printError(io, error)
+      launcher.exit(code)
+    }
+  }
+  const sigint = () => onSignal('SIGINT')
+  const sigterm = () => onSignal('SIGTERM')
+  process.on('SIGINT', sigint)
+  process.on('SIGTERM', sigterm)
+
+  let watcher: { close(): void } | undefined
+  try {
+    const booted = await Promise.race([mounter.apply(composition.rows).then(() => true), launcher.exited.then(() => false)])
+    // A surface may finish (exit) before the last row settled: report what failed so far.
+    const statuses = mounter.statuses().filter((s) => booted || s.state === 'failed')
+    for (const line of rowReport(statuses)) io.stderr.write(`${line}\n`)
+    debugStacks(launch, mounter, composition.rows)
+    reporter.write('boot')
+    if (booted) {
+      launcher.markReady()
+      const whenIdle = () => {
+        if (!mounter.healthy()) io.stderr.write(`BOOT_INCOMPLETE: profile ${profile.name}: some rows did not start and nothing is running\n`)
+        launcher.exit(mounter.healthy() ? 0 : 1)
+      }
+      if (launcher.holds === 0) whenIdle()
+      else launcher.onIdle(whenIdle)
+      if (launcher.exitCode === undefined) {
+        let queue = Promise.resolve()
+        watcher = watchPatches([profile.patchFile, homePatchFile(launch.home)], (files) => {
+          queue = queue.then(() => reload(files)).catch((error: unknown) => printError(io, error))
+        })
+      }
+    }
+    return await launcher.exited
+  } finally {
+    watcher?.close()
+    process.off('SIGINT', sigint)
+    process.off('SIGTERM', sigterm)
+    await unwind(root, mounter)
+  }
+
+  async function reload(files: string[]): Promise<void> {
+    const changed = files.join(', ')
+    let rows: ComposedRow[]
+    try {
+      const fresh = openProfile(launch.home, profile.name)
+      rows = composeProfile({ ...layerOptions, profile: fresh }).rows
+    } catch (error) {
+      io.stderr.write(`reload of ${changed} failed; keeping the last good tree:\n`)
+      printError(io, error, '  ')
+      reporter.write('reload', error)
+      return
+    }
+    const result = await mounter.apply(rows)
+    const parts = [['added', result.added], ['removed', result.removed], ['re-mounted', result.remounted]] as const
+    const summary = parts.filter(([, ids]) => ids.length).map(([what, ids]) => `${what} ${ids.join(', ')}`).join('; ')
+    io.stderr.write(`reloaded ${changed}: ${summary || 'no row changed'}\n`)
+    const touched = new Set([...result.added, ...result.remounted])
+    for (const line of rowReport(mounter.statuses().filter((s) => touched.has(s.id) || s.state === 'pending'))) io.stderr.write(`${line}\n`)
+    debugStacks(launch, mounter, rows.filter((r) => touched.has(r.row.id)))
+    reporter.write('reload')
+  }
+}
+
+/** Disposes every row, then the root, waiting at most SHUTDOWN_WAIT_MS. */
+async function unwind(root: Context, mounter: Mounter): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((r) => { timer = setTimeout(r, SHUTDOWN_WAIT_MS); timer.unref() })
+  const work = (async () => {
+    await mounter.dispose()
+    await root.fiber.dispose()
+  })().catch(() => undefined)
+  await Promise.race([work, timeout])
+  clearTimeout(timer)
+}
+
+function debugStacks(launch: LaunchEnv, mounter: Mounter, rows: readonly ComposedRow[]): void {
+  if (!launch.io.debug) return
+  for (const { row } of rows) {
+    const error = mounter.error(row.id)
+    if (error instanceof Error && error.stack) launch.io.stderr.write(`row ${row.id}: ${error.stack}\n`)
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * Provider-neutral pieces of one streaming attempt: the HTTP/SSE transport with abort and
+ * idle watchdog, HTTP-status → `LlmFailure` mapping, and the block tracker that keeps the
+ * `StreamChunk` contract (every block opened, fed, closed; usage before finish).
+ *
+ * NOTE: this file is byte-identical in `@dsh/llm-openai` and `@dsh/llm-anthropic`
+ * (neither package may depend on the other). Edit both copies together.
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser'
+import type { AssistantBlock, BlockKind, FinishReason, LlmErrorCode, LlmFailure, StreamChunk, Usage } from '@dsh/protocol'
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000
+
+/** A failed attempt, carried as an exception inside an adapter until it becomes a `finish` chunk. */
+export class AttemptFailure extends Error {
+  constructor(readonly failure: LlmFailure) {
+    super(failure.message)
+  }
+}
+
+/** The caller's signal fired: the attempt ends with `finish {reason: 'aborted'}`. */
+export class AttemptAborted extends Error {
+  constructor() {
+    super('aborted')
+  }
+}
+
+const RETRYABLE: ReadonlySet<LlmErrorCode> = new Set(['RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'EMPTY_RESPONSE', 'MALFORMED_RESPONSE'])
+
+/** Builds a failure; `apiKey` (when given) is scrubbed from the message. */
+export function failure(code: LlmErrorCode, message: string, extra: { provider: string; apiKey?: string; status?: number; retryAfterMs?: number }): LlmFailure {
+  const text = extra.apiKey && extra.apiKey.length >= 4 ? message.split(extra.apiKey).join('<redacted>') : message
+  const out: LlmFailure = { code, message: text, retryable: RETRYABLE.has(code), provider: extra.provider }
+  if (extra.status !== undefined) out.status = extra.status
+  if (extra.retryAfterMs !== undefined) out.retryAfterMs = extra.retryAfterMs
+  return out
+}
+
+/** `retry-after-ms`, or `retry-after` as seconds or an HTTP date, in milliseconds (never negative). */
+export function parseRetryAfter(headers: Headers, now = Date.now()): number | undefined {
+  const ms = headers.get('retry-after-ms')
+  if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms))) return Math.max(0, Math.round(Number(ms)))
+  const value = headers.get('retry-after')
+  if (value === null || value.trim() === '') return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.round(Number(value) * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const CONTEXT_WORDING = /context[ _-]?(length|window)|maximum context|prompt is too long|too many tokens|reduce the length/i
+
+/** The human part of an error body: `error.message` of a JSON body, else the trimmed text. */
+function bodyMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown }
+    if (typeof parsed.error === 'string') return parsed.error
+    if (typeof parsed.error?.message === 'string') return parsed.error.message
+    if (typeof parsed.message === 'string') return parsed.message
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  const text = body.trim()
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text
+}
+
+/** Maps a non-2xx response to a stable failure code. */
+export function httpFailure(status: number, body: string, headers: Headers, provider: string, apiKey: string): LlmFailure {
+  const detail = bodyMessage(body) || `HTTP ${status}`
+  const extra = { provider, apiKey, status }
+  if (status === 401 || status === 403) {
+    return failure('AUTH', `provider "${provider}" rejected the credentials (HTTP ${status}): ${detail}`, extra)
+  }
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(headers)
+    return failure('RATE_LIMIT', `provider "${provider}" is rate limiting (HTTP 429): ${detail}`,
+      retryAfterMs === undefined ? extra : { ...extra, retryAfterMs })
+  }
+  if (status >= 500) return failure('SERVER', `provider "${provider}" server error (HTTP ${status}): ${detail}`, extra)
+  if (status === 408) return failure('TIMEOUT', `provider "${provider}" timed out (HTTP 408): ${detail}`, extra)
+  if ((status === 400 || status === 413) && CONTEXT_WORDING.test(detail)) {
+    return failure('CONTEXT_WINDOW_EXCEEDED', `provider "${provider}": the request exceeds the context window (HTTP ${status}): ${detail}`, extra)
+  }
+  return failure('BAD_REQUEST', `provider "${provider}" rejected the request (HTTP ${status}): ${detail}`, extra)
+}
+
+export interface SseRequest {
+  url: string
+  headers: Record<string, string>
+  body: unknown
+  signal: AbortSignal
+  idleTimeoutMs: number
+  provider: string
+  apiKey: string
+}
+
+function causeText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  if (cause && typeof cause.code === 'string') return `${error.message} (${cause.code})`
+  if (cause && typeof cause.message === 'string') return `${error.message}: ${cause.message}`
+  return error.message
+}
+
+/**
+ * POSTs `body` as JSON and yields the response's SSE events. Throws `AttemptAborted` when
+ * `signal` fires, `AttemptFailure` for HTTP errors (mapped by `httpFailure`), TIMEOUT when no
+ * byte arrives for `idleTimeoutMs` while a read is pending, TRANSPORT when the connection fails.
+ * Stopping the iteration early releases the connection.
+ */
+export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessage, void, undefined> {
+  if (req.signal.aborted) throw new AttemptAborted()
+  const controller = new AbortController()
+  let timedOut = false
+  let timer: NodeJS.Timeout | undefined
+  const arm = (): void => {
+    timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, req.idleTimeoutMs)
+  }
+  const disarm = (): void => clearTimeout(timer)
+  const onAbort = (): void => controller.abort()
+  req.signal.addEventListener('abort', onAbort, { once: true })
+  const classify = (error: unknown): Error => {
+    if (error instanceof AttemptFailure || error instanceof AttemptAborted) return error
+    if (req.signal.aborted) return new AttemptAborted()
+    const extra = { provider: req.provider, apiKey: req.apiKey }
+    if (timedOut) return new AttemptFailure(failure('TIMEOUT', `provider "${req.provider}" sent nothing for ${req.idleTimeoutMs} ms`, extra))
+    return new AttemptFailure(failure('TRANSPORT', `provider "${req.provider}" connection failed: ${causeText(error)}`, extra))
+  }
+  try {
+    let response: Response
+    arm()
+    try {
+      response = await fetch(req.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...req.headers },
+        body: JSON.stringify(req.body),
+        signal: controller.signal,
+      })
+      if (!response.ok) {
+        const text = await response.text().catch(() => '')
+        throw new AttemptFailure(httpFailure(response.status, text, response.headers, req.provider, req.apiKey))
+      }
+    } catch (error) {
+      throw classify(error)
+    } finally {
+      disarm()
+    }
+    if (!response.body) return
+    const reader = response.body.getReader()
+    const decoder = new TextDecoder()
+    const queue: EventSourceMessage[] = []
+    const parser = createParser({ onEvent: (event) => queue.push(event) })
+    for (;;) {
+      let read: Awaited<ReturnType<typeof reader.read>>
+      arm()
+      try {
+        read = await reader.read()
+      } catch (error) {
+        throw classify(error)
+      } finally {
+        disarm()
+      }
+      if (read.done) break
+      parser.feed(decoder.decode(read.value, { stream: true }))
+      while (queue.length > 0) yield queue.shift()!
+    }
+    parser.feed(decoder.decode())
+    parser.reset({ consume: true })
+    while (queue.length > 0) yield queue.shift()!
+  } finally {
+    disarm()
+    req.signal.removeEventListener('abort', onAbort)
+    controller.abort()
+  }
+}
+
+type OpenBlock =
+  | { kind: 'text'; text: string }
+  | { kind: 'reasoning'; text: string; signature?: string; redacted?: string }
+  | { kind: 'tool-call'; id: string; name: string; args: string }
+
+/**
+ * Tracks open blocks and turns provider deltas into chunks. Indices are assigned in
+ * opening order from 0; the assembled message is the `block-end` blocks sorted by index.
+ */
+export class BlockTracker {
+  private nextIndex = 0
+  private readonly open = new Map<number, OpenBlock>()
+  /** True once a non-empty text block or any tool call was produced. */
+  hasContent = false
+
+  start(kind: BlockKind): { index: number; chunk: StreamChunk } {
+    const index = this.nextIndex++
+    this.open.set(index, kind.kind === 'tool-call' ? { kind: 'tool-call', id: kind.id, name: kind.name, args: '' } : { kind: kind.kind, text: '' })
+    if (kind.kind === 'tool-call') this.hasContent = true
+    return { index, chunk: { type: 'block-start', index, block: kind } }
+  }
+
+  isOpen(index: number): boolean {
+    return this.open.has(index)
+  }
+
+  /** A text or reasoning delta (by the open block's kind) or a raw tool-argument fragment. */
+  delta(index: number, text: string): StreamChunk {
+    const block = this.get(index)
+    if (block.kind === 'tool-call') {
+      block.args += text
+      return { type: 'tool-call-delta', index, json: text }
+    }
+    block.text += text
+    if (block.kind === 'text') {
+      if (text !== '') this.hasContent = true
+      return { type: 'text-delta', index, text }
+    }
+    return { type: 'reasoning-delta', index, text }
+  }
+
+  /** Records reasoning metadata that has no delta chunk (signature, redacted payload). */
+  annotate(index: number, meta: { signature?: string; redacted?: string }): void {
+    const block = this.get(index)
+    if (block.kind !== 'reasoning') return
+    if (meta.signature !== undefined) block.signature = (block.signature ?? '') + meta.signature
+    if (meta.redacted !== undefined) block.redacted = meta.redacted
+  }
+
+  end(index: number): StreamChunk {
+    const block = this.get(index)
+    this.open.delete(index)
+    return { type: 'block-end', index, block: assemble(block) }
+  }
+
+  /** Closes every open block, in index order. */
+  endAll(): StreamChunk[] {
+    return [...this.open.keys()].sort((a, b) => a - b).map((index) => this.end(index))
+  }
+
+  /** Closes all blocks, then usage (if known), then the one finish chunk. */
+  finish(reason: FinishReason, usage: Usage | undefined, error?: LlmFailure): StreamChunk[] {
+    const chunks = this.endAll()
+    if (usage) chunks.push({ type: 'usage', usage })
+    chunks.push(error ? { type: 'finish', reason, error } : { type: 'finish', reason })
+    return chunks
+  }
+
+  private get(index: number): OpenBlock {
+    const block = this.open.get(index)
+    if (!block) throw new Error(`block ${index} is not open`)
+    return block
+  }
+}
+
+function assemble(block: OpenBlock): AssistantBlock {
+  switch (block.kind) {
+    case 'text': return { type: 'text', text: block.text }
+    case 'tool-call': return { type: 'tool-call', id: block.id, name: block.name, arguments: block.args }
+    case 'reasoning': {
+      const out: AssistantBlock = { type: 'reasoning', text: block.text }
+      if (block.signature !== undefined) out.signature = block.signature
+      if (block.redacted !== undefined) out.redacted = block.redacted
+      return out
+    }
+  }
+}
+
+/** The failure an adapter reports for any exception escaping its stream loop. */
+export function toFailure(error: unknown, provider: string, apiKey: string): LlmFailure | 'aborted' {
+  if (error instanceof AttemptAborted) return 'aborted'
+  if (error instanceof AttemptFailure) return error.failure
+  // Anything else was thrown while decoding provider data of an unexpected shape.
+  return failure('MALFORMED_RESPONSE', `provider "${provider}" sent an unexpected stream: ${error instanceof Error ? error.message : String(error)}`, { provider, apiKey })
+}

@@ -1,0 +1,16 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { z } from 'zod'
+import { resolveHome, settingsFile } from '../home/paths.js'
+import { SettingsService } from '../home/services.js'
+
+export { SettingsService }
+export const name = 'settings'
+export const inject: string[] = []
+export const Config = z.object({
+  /** Settings file; default `$DSH_HOME/settings.yaml`. */
+  file: z.string().optional(),
+})
+
+export function apply(ctx: Context, config: z.infer<typeof Config>): void {
+  new SettingsService(ctx, config.file ?? settingsFile(resolveHome()))
+}

@@ -1,0 +1,75 @@
+import { Service, type Context } from '@deepseek-ai/cordis'
+import { DshError, PERMISSION_PRESETS, type ExecPolicy, type PermissionPreset } from '@dsh/protocol'
+import { mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Session } from '../session/session.js'
+
+declare module '@dsh/protocol' {
+  interface SessionEventMap {
+    /** The session's permission preset from this point on. */
+    'permission/preset': { preset: string }
+    /** Extra workspace roots (readable always, writable under workspace-write). */
+    'workspace/roots': { roots: string[] }
+  }
+}
+declare module '@deepseek-ai/cordis' {
+  interface Context { permission: PermissionService }
+  interface Events { 'permission/changed'(session: Session, preset: PermissionPreset): void }
+}
+
+/**
+ * `ctx.permission`: the session's permission preset (a logged fact, so resume and replay
+ * recover it) and the execution policy derived from it.
+ */
+export class PermissionService extends Service {
+  constructor(ctx: Context, private readonly defaultPreset: string) {
+    super(ctx, 'permission')
+    this.preset(defaultPreset)
+  }
+
+  presets(): readonly PermissionPreset[] {
+    return PERMISSION_PRESETS
+  }
+
+  preset(id: string): PermissionPreset {
+    const preset = PERMISSION_PRESETS.find((p) => p.id === id)
+    if (!preset) {
+      throw new DshError('UNKNOWN_PRESET', `unknown permission preset "${id}"`, { hint: `choose one of: ${PERMISSION_PRESETS.map((p) => p.id).join(', ')}` })
+    }
+    return preset
+  }
+
+  current(session: Session): PermissionPreset {
+    const logged = session.last('permission/preset')
+    return this.preset(logged ? (logged.data as { preset: string }).preset : this.defaultPreset)
+  }
+
+  /** Switches the preset (logged). A no-op when it is already current. */
+  set(session: Session, id: string): PermissionPreset {
+    const preset = this.preset(id)
+    if (this.current(session).id === id && session.last('permission/preset')) return preset
+    session.append('permission/preset', { preset: id })
+    this.ctx.emit('permission/changed', session, preset)
+    return preset
+  }
+
+  roots(session: Session): string[] {
+    const logged = session.last('workspace/roots')
+    return logged ? [...(logged.data as { roots: string[] }).roots] : []
+  }
+
+  /** The sandbox policy for calls in this session right now. */
+  policy(session: Session): ExecPolicy {
+    const preset = this.current(session)
+    const tmpRoot = join(tmpdir(), 'dsh', session.id)
+    mkdirSync(tmpRoot, { recursive: true, mode: 0o700 })
+    return {
+      mode: preset.sandbox,
+      cwd: session.cwd,
+      writableRoots: [session.cwd, ...this.roots(session), tmpRoot],
+      tmpRoot,
+      network: true,
+    }
+  }
+}

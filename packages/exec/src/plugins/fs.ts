@@ -1,0 +1,12 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { z } from 'zod'
+import { LocalFs } from '../fs/local.js'
+
+export const name = '@dsh/exec/fs'
+export const inject: string[] = []
+export const Config = z.object({})
+export type Config = z.output<typeof Config>
+
+export function apply(ctx: Context, _config: Config): void {
+  new LocalFs(ctx)
+}

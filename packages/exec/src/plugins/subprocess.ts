@@ -1,0 +1,16 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { z } from 'zod'
+import { LocalSubprocess } from '../subprocess/local.js'
+
+export const name = '@dsh/exec/subprocess'
+export const inject: string[] = []
+export const Config = z.object({
+  /** Between SIGTERM and SIGKILL to a process group. */
+  killGraceMs: z.number().int().min(0).default(2000),
+  shPath: z.string().default('/bin/sh'),
+})
+export type Config = z.output<typeof Config>
+
+export function apply(ctx: Context, config: Config): void {
+  new LocalSubprocess(ctx, config)
+}

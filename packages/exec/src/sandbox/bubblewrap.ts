@@ -1,0 +1,53 @@
+import { existsSync } from 'node:fs'
+import type { ExecPolicy } from '@dsh/protocol'
+import { writableRootsOf } from '../fs/paths.js'
+import type { SubprocessSeam } from '../subprocess/types.js'
+import type { SandboxMechanism } from './types.js'
+
+/**
+ * bubblewrap (Linux). The whole filesystem is bound read-only, with a fresh /dev (whose
+ * null, zero, tty… are writable; its /dev/shm is a private tmpfs) and /proc; under
+ * workspace-write each existing writable root is bound read-write on top. All namespaces
+ * are unshared except the network when the policy allows it. `--die-with-parent` ties the
+ * sandbox to its monitor; there is no `--new-session`, so the sandboxed processes stay in
+ * the caller's process group and a group kill reaches them (the caller already runs
+ * them detached, without a controlling terminal, so TIOCSTI has nothing to target).
+ *
+ * What bind mounts cannot prevent: a hard link inside a writable root to a file outside
+ * it is the same inode, so a command writing through it changes the outside file (the
+ * file tools replace by rename and are not affected). Symlinks out of the roots do not
+ * help: their targets are read-only mounts.
+ */
+export class Bubblewrap implements SandboxMechanism {
+  readonly name = 'bubblewrap'
+
+  constructor(private readonly bwrapPath = 'bwrap') {}
+
+  private base(policy: ExecPolicy): string[] {
+    const args = [this.bwrapPath, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
+    if (policy.mode === 'workspace-write') {
+      for (const root of writableRootsOf(policy)) if (existsSync(root)) args.push('--bind', root, root)
+    }
+    args.push('--unshare-all')
+    if (policy.network) args.push('--share-net')
+    args.push('--die-with-parent')
+    return args
+  }
+
+  wrap(argv: string[], policy: ExecPolicy, cwd: string): string[] {
+    return [...this.base(policy), '--chdir', cwd, '--', ...argv]
+  }
+
+  async probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }> {
+    let output = ''
+    const argv = this.wrap(['true'], { mode: 'read-only', cwd: '/', writableRoots: [], tmpRoot: '', network: true }, '/')
+    try {
+      const result = await subprocess.run(argv, { cwd: '/', timeoutMs: 10_000, onData: (chunk) => { output += chunk.toString() } })
+      if (result.exitCode === 0) return { ok: true }
+      const why = output.trim() || (result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`)
+      return { ok: false, reason: `${this.bwrapPath} does not work here: ${why}` }
+    } catch (error) {
+      return { ok: false, reason: `${this.bwrapPath} cannot be started: ${(error as Error).message}` }
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import type { ExecPolicy } from '@dsh/protocol'
+import type { SubprocessSeam } from '../subprocess/types.js'
+
+/** What the sandbox seam found on this machine (probed once, then cached). */
+export interface SandboxStatus {
+  /** The working mechanism, or null when none works. */
+  mechanism: string | null
+  /** Why each tried mechanism failed, or what works. */
+  detail: string
+}
+
+/**
+ * One way to confine a process (bubblewrap now; Landlock or macOS seatbelt later).
+ * `wrap` is pure: argv in, confined argv out, for read-only or workspace-write.
+ */
+export interface SandboxMechanism {
+  readonly name: string
+  /** Runs the mechanism for real (e.g. `bwrap … true`); `ok: false` with the reason when it does not work. */
+  probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }>
+  wrap(argv: string[], policy: ExecPolicy, cwd: string): string[]
+}
+
+/**
+ * The sandbox seam. `wrap` returns `argv` unchanged under danger-full-access; otherwise
+ * the argv confined by the working mechanism, or SANDBOX_UNAVAILABLE (never unconfined
+ * by surprise).
+ */
+export interface SandboxSeam {
+  probe(): Promise<SandboxStatus>
+  wrap(argv: string[], policy: ExecPolicy, cwd?: string): Promise<string[]>
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    sandbox: SandboxSeam
+  }
+}

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
+import { Service, type Context } from '@deepseek-ai/cordis'
+import { DshError, type ExecPolicy } from '@dsh/protocol'
+import type { SandboxSeam } from '../sandbox/types.js'
+import type { SpawnResult, SubprocessSeam } from '../subprocess/types.js'
+import { buildEnv, type EnvRules } from './env.js'
+import { OutputSink, UnreadBuffer, type SinkLimits } from './output.js'
+import type { JobInfo, JobOutput, JobStartOptions, ShellRunOptions, ShellRunResult, ShellSeam } from './types.js'
+
+export interface LocalShellOptions extends SinkLimits {
+  bashPath: string
+  defaultTimeoutMs: number
+  env: EnvRules
+}
+
+const DENIAL = 'Read-only file system'
+
+/** Spots a sandbox refusal in streamed text (the phrase may straddle chunks). */
+class DenialDetector {
+  found = false
+  private carry = ''
+  constructor(private readonly active: boolean) {}
+  feed(text: string): void {
+    if (!this.active || this.found) return
+    const s = this.carry + text
+    if (s.includes(DENIAL)) this.found = true
+    this.carry = s.slice(-DENIAL.length)
+  }
+}
+
+interface Job {
+  info: JobInfo
+  sink: OutputSink
+  unread: UnreadBuffer
+  detector: DenialDetector
+  controller: AbortController
+  done: Promise<void>
+  result?: SpawnResult
+  error?: string
+}
+
+/** The local provider of `ctx.shell`. */
+export class LocalShell extends Service implements ShellSeam {
+  private readonly table = new Map<string, Job>()
+  private counter = 0
+
+  constructor(
+    ctx: Context,
+    private readonly subprocess: SubprocessSeam,
+    private readonly sandbox: SandboxSeam,
+    private readonly options: LocalShellOptions,
+  ) {
+    super(ctx, 'shell')
+    // Jobs die with the provider; unloading waits until they are gone.
+    ctx.effect(() => () => this.killAll())
+  }
+
+  private tmpRoot(policy: ExecPolicy): string {
+    const root = policy.tmpRoot || path.join(tmpdir(), 'dsh')
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+    return root
+  }
+
+  private async prepare(command: string, policy: ExecPolicy, cwd: string, extra: Record<string, string> | undefined, prefix: string) {
+    const tmp = this.tmpRoot(policy)
+    const argv = await this.sandbox.wrap([this.options.bashPath, '-c', command], policy, cwd)
+    const env = buildEnv(process.env, tmp, this.options.env, extra)
+    const spill = () => path.join(tmp, `${prefix}-${Date.now()}-${randomBytes(4).toString('hex')}.log`)
+    const sink = new OutputSink(this.options, spill)
+    return { argv, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
+  }
+
+  async run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
+    const cwd = options.cwd ?? options.policy.cwd
+    const { argv, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
+    const decoder = new StringDecoder('utf8')
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs
+    let result: SpawnResult
+    try {
+      result = await this.subprocess.run(argv, {
+        cwd,
+        env,
+        timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onData: (chunk) => {
+          sink.write(chunk)
+          const text = decoder.write(chunk)
+          detector.feed(text)
+          if (text) options.onData?.(text)
+        },
+      })
+    } finally {
+      sink.close()
+    }
+    const { output, truncation } = sink.finish()
+    return {
+      output,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      ...(result.timedOut ? { timedOutMs: timeoutMs } : {}),
+      aborted: result.aborted,
+      sandboxDenied: detector.found,
+      ...(truncation ? { truncation } : {}),
+      mode: options.policy.mode,
+    }
+  }
+
+  async start(command: string, options: JobStartOptions): Promise<JobInfo> {
+    const cwd = options.cwd ?? options.policy.cwd
+    const id = `job-${++this.counter}`
+    const { argv, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, `dsh-${id}`)
+    const unread = new UnreadBuffer(this.options.maxBytes)
+    const controller = new AbortController()
+    const info: JobInfo = {
+      id, command, cwd, mode: options.policy.mode, startedAt: Date.now(),
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
+    }
+    const decoder = new StringDecoder('utf8')
+    const job: Job = { info, sink, unread, detector, controller, done: Promise.resolve() }
+    job.done = this.subprocess.run(argv, {
+      cwd,
+      env,
+      signal: controller.signal,
+      onSpawn: (pid) => { info.pid = pid },
+      onData: (chunk) => {
+        sink.write(chunk)
+        unread.write(chunk)
+        detector.feed(decoder.write(chunk))
+      },
+    }).then(
+      (result) => { job.result = result },
+      (error: unknown) => { job.error = (error as Error).message },
+    ).finally(() => sink.close())
+    this.table.set(id, job)
+    return { ...info }
+  }
+
+  private find(jobId: string, owner: string | undefined): Job {
+    const job = this.table.get(jobId)
+    if (!job || (owner !== undefined && job.info.owner !== owner)) {
+      const known = this.jobs(owner).map((j) => j.id)
+      throw new DshError('JOB_NOT_FOUND', `No background job ${jobId}.${known.length ? ` Known jobs: ${known.join(', ')}.` : ' There are no background jobs.'}`)
+    }
+    return job
+  }
+
+  output(jobId: string, owner?: string): JobOutput {
+    const job = this.find(jobId, owner)
+    const { text, dropped } = job.unread.take()
+    const running = !job.result && job.error === undefined
+    const spillPath = job.sink.spilled
+    return {
+      id: job.info.id,
+      command: job.info.command,
+      running,
+      output: text,
+      droppedBytes: dropped,
+      ...(spillPath ? { spillPath } : {}),
+      exitCode: job.result?.exitCode ?? null,
+      signal: job.result?.signal ?? null,
+      sandboxDenied: job.detector.found,
+      ...(job.error !== undefined ? { error: job.error } : {}),
+    }
+  }
+
+  async kill(jobId: string, owner?: string): Promise<JobOutput> {
+    const job = this.find(jobId, owner)
+    job.controller.abort()
+    await job.done
+    return this.output(jobId, owner)
+  }
+
+  jobs(owner?: string): JobInfo[] {
+    return [...this.table.values()].filter((j) => owner === undefined || j.info.owner === owner).map((j) => ({ ...j.info }))
+  }
+
+  async killAll(owner?: string): Promise<void> {
+    const jobs = [...this.table.values()].filter((j) => owner === undefined || j.info.owner === owner)
+    for (const job of jobs) job.controller.abort()
+    await Promise.all(jobs.map((j) => j.done))
+  }
+}

@@ -1,0 +1,169 @@
+import { closeSync, openSync, writeSync } from 'node:fs'
+import type { Truncation } from './render.js'
+
+export interface SinkLimits {
+  maxBytes: number
+  maxLines: number
+}
+
+const NL = 0x0a
+
+function countLines(buf: Uint8Array): number {
+  let n = 0
+  for (let i = buf.indexOf(NL); i !== -1; i = buf.indexOf(NL, i + 1)) n++
+  return n
+}
+
+/** Decodes a byte tail that may start inside a UTF-8 sequence. */
+function decodeTail(buf: Buffer): string {
+  let start = 0
+  while (start < buf.length && start < 3 && (buf[start]! & 0xc0) === 0x80) start++
+  return buf.subarray(start).toString('utf8')
+}
+
+/**
+ * Collects a stream with bounded memory: everything while it fits in `maxBytes`, then
+ * the stream goes to a 0600 spill file (created lazily at `spillPath()`) and only a
+ * tail of at most 2×maxBytes stays in memory. `finish()` returns the tail (at most
+ * maxBytes and maxLines, starting at a line boundary when it was cut) and, when
+ * anything was cut, where the whole stream is.
+ */
+export class OutputSink {
+  private head: Buffer[] = []
+  private tail: Buffer[] = []
+  private tailBytes = 0
+  private fd: number | undefined
+  private path: string | undefined
+  private lastByte = -1
+  totalBytes = 0
+  newlines = 0
+
+  constructor(private readonly limits: SinkLimits, private readonly spillPath: () => string) {}
+
+  get spilled(): string | undefined {
+    return this.path
+  }
+
+  /** A spill failure (disk full, …) stops spilling, never the command; the note says so. */
+  private spillWrite(chunk: Buffer): void {
+    if (this.fd === undefined) return
+    try {
+      writeSync(this.fd, chunk)
+    } catch (error) {
+      this.close()
+      this.path = `(not saved: ${(error as Error).message})`
+    }
+  }
+
+  private openSpill(): void {
+    if (this.path !== undefined) return
+    this.path = this.spillPath()
+    try {
+      this.fd = openSync(this.path, 'wx', 0o600)
+    } catch (error) {
+      this.path = `(not saved: ${(error as Error).message})`
+    }
+    for (const chunk of this.head) this.spillWrite(chunk)
+    this.tail = this.head
+    this.tailBytes = this.tail.reduce((n, c) => n + c.length, 0)
+    this.head = []
+  }
+
+  write(chunk: Buffer): void {
+    if (chunk.length === 0) return
+    this.totalBytes += chunk.length
+    this.newlines += countLines(chunk)
+    this.lastByte = chunk[chunk.length - 1]!
+    if (this.path === undefined) {
+      this.head.push(chunk)
+      if (this.totalBytes <= this.limits.maxBytes) return
+      this.openSpill()
+      return this.compact()
+    }
+    this.spillWrite(chunk)
+    this.tail.push(chunk)
+    this.tailBytes += chunk.length
+    this.compact()
+  }
+
+  private compact(): void {
+    if (this.tailBytes <= 2 * this.limits.maxBytes) return
+    const joined = Buffer.concat(this.tail)
+    const kept = joined.subarray(joined.length - this.limits.maxBytes)
+    this.tail = [Buffer.from(kept)]
+    this.tailBytes = kept.length
+  }
+
+  get totalLines(): number {
+    return this.newlines + (this.totalBytes > 0 && this.lastByte !== NL ? 1 : 0)
+  }
+
+  /** Closes the spill file. Idempotent. */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
+  }
+
+  finish(): { output: string; truncation?: Truncation } {
+    const cutByLines = this.totalLines > this.limits.maxLines
+    if (cutByLines) this.openSpill()
+    const all = Buffer.concat(this.path ? this.tail : this.head)
+    this.close()
+    if (!this.path) return { output: all.toString('utf8') }
+    let buf = all.length > this.limits.maxBytes ? all.subarray(all.length - this.limits.maxBytes) : all
+    if (buf.length < this.totalBytes) {
+      // Start at a line boundary unless the tail is one long line.
+      const nl = buf.indexOf(NL)
+      if (nl !== -1 && nl < buf.length - 1) buf = buf.subarray(nl + 1)
+    }
+    let text = decodeTail(buf)
+    const lines = text.split('\n')
+    const trailing = lines.at(-1) === '' ? 1 : 0
+    if (lines.length - trailing > this.limits.maxLines) {
+      text = lines.slice(lines.length - trailing - this.limits.maxLines).join('\n')
+    }
+    const shownLines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0)
+    return {
+      output: text,
+      truncation: { spillPath: this.path, totalBytes: this.totalBytes, totalLines: this.totalLines, shownLines },
+    }
+  }
+}
+
+/**
+ * Unread output of a background job: at most `maxBytes` are kept; older unread bytes
+ * are dropped (and counted) — the spill file has everything.
+ */
+export class UnreadBuffer {
+  private chunks: Buffer[] = []
+  private bytes = 0
+  dropped = 0
+
+  constructor(private readonly maxBytes: number) {}
+
+  write(chunk: Buffer): void {
+    this.chunks.push(chunk)
+    this.bytes += chunk.length
+    if (this.bytes > 2 * this.maxBytes) {
+      const joined = Buffer.concat(this.chunks)
+      const cut = joined.length - this.maxBytes
+      this.dropped += cut
+      this.chunks = [Buffer.from(joined.subarray(cut))]
+      this.bytes = this.maxBytes
+    }
+  }
+
+  /** Everything unread (capped), and how many bytes were dropped since the last read. */
+  take(): { text: string; dropped: number } {
+    let joined = Buffer.concat(this.chunks)
+    let dropped = this.dropped
+    if (joined.length > this.maxBytes) {
+      dropped += joined.length - this.maxBytes
+      joined = joined.subarray(joined.length - this.maxBytes)
+    }
+    this.chunks = []
+    this.bytes = 0
+    this.dropped = 0
+    return { text: dropped > 0 ? decodeTail(joined) : joined.toString('utf8'), dropped }
+  }
+}

@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process'
+import { Service, type Context } from '@deepseek-ai/cordis'
+import { DshError } from '@dsh/protocol'
+import { groupHasLiveMembers } from './procfs.js'
+import type { SpawnOptions, SpawnResult, SubprocessSeam } from './types.js'
+
+/** Merges stderr into stdout at the OS level, so the order is the order of the writes. */
+const MERGE_SCRIPT = 'exec 2>&1; exec "$@"'
+
+function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  return killGroup(pgid, 0 as unknown as NodeJS.Signals)
+}
+
+export interface LocalSubprocessOptions {
+  killGraceMs: number
+  /** The POSIX shell used to merge the streams before exec'ing argv. */
+  shPath: string
+}
+
+/** The local provider of `ctx.subprocess`. Live groups are SIGKILLed when the plugin or the process goes away. */
+export class LocalSubprocess extends Service implements SubprocessSeam {
+  private readonly live = new Set<number>()
+
+  constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
+    super(ctx, 'subprocess')
+    const onExit = () => this.killAll()
+    process.on('exit', onExit)
+    ctx.effect(() => () => {
+      process.off('exit', onExit)
+      this.killAll()
+    })
+  }
+
+  /** SIGKILL every group still running (synchronous; used on dispose and process exit). */
+  killAll(): void {
+    for (const pgid of this.live) killGroup(pgid, 'SIGKILL')
+    this.live.clear()
+  }
+
+  run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
+    if (argv.length === 0) return Promise.reject(new DshError('SPAWN_FAILED', 'Empty command line.'))
+    if (options.signal?.aborted) return Promise.resolve({ exitCode: null, signal: null, timedOut: false, aborted: true })
+    const grace = options.killGraceMs ?? this.options.killGraceMs
+    return new Promise<SpawnResult>((resolve, reject) => {
+      const child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+      let timedOut = false
+      let aborted = false
+      let terminating = false
+      let exit: { code: number | null; signal: string | null } | undefined
+      let closed = false
+      const timers: NodeJS.Timeout[] = []
+      let timeoutTimer: NodeJS.Timeout | undefined
+      const pgid = child.pid
+
+      const terminate = () => {
+        if (terminating || pgid === undefined) return
+        terminating = true
+        killGroup(pgid, 'SIGTERM')
+        timers.push(setTimeout(() => killGroup(pgid, 'SIGKILL'), grace))
+      }
+      const onAbort = () => {
+        aborted = true
+        terminate()
+      }
+      const finish = () => {
+        if (!exit || !closed) return
+        clearTimeout(timeoutTimer)
+        for (const t of timers) clearTimeout(t)
+        options.signal?.removeEventListener('abort', onAbort)
+        const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
+        if (pgid === undefined || !groupHasLiveMembers(pgid)) {
+          if (pgid !== undefined) this.live.delete(pgid)
+          return resolve(done)
+        }
+        // The leader is gone and the pipe closed; whatever is left in the group is killed
+        // outright, and the call settles once the group is empty (bounded wait).
+        killGroup(pgid, 'SIGKILL')
+        const deadline = Date.now() + 1000
+        const poll = setInterval(() => {
+          if (groupHasLiveMembers(pgid) && Date.now() < deadline) return
+          clearInterval(poll)
+          this.live.delete(pgid)
+          resolve(done)
+        }, 10)
+      }
+
+      child.once('error', (error) => {
+        clearTimeout(timeoutTimer)
+        for (const t of timers) clearTimeout(t)
+        options.signal?.removeEventListener('abort', onAbort)
+        if (pgid !== undefined) this.live.delete(pgid)
+        reject(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${options.cwd}: ${error.message}`, { cause: error }))
+      })
+      if (pgid === undefined) return
+      this.live.add(pgid)
+      options.onSpawn?.(pgid)
+      child.stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
+      child.stdout.once('close', () => {
+        closed = true
+        finish()
+      })
+      child.once('exit', (code, signal) => {
+        exit = { code, signal }
+        clearTimeout(timeoutTimer)
+        // Leftovers hold the pipe open: end them so the stream closes.
+        if (groupAlive(pgid)) {
+          terminate()
+          timers.push(setTimeout(() => child.stdout.destroy(), grace + 1000))
+        }
+        finish()
+      })
+      if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
+        timeoutTimer = setTimeout(() => {
+          timedOut = true
+          terminate()
+        }, options.timeoutMs)
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+}

@@ -1,0 +1,42 @@
+export interface SpawnOptions {
+  cwd: string
+  /** The full environment of the child (nothing is inherited implicitly). Default: `process.env`. */
+  env?: Record<string, string | undefined>
+  /** After this long the group gets SIGTERM, then SIGKILL after the grace period. */
+  timeoutMs?: number
+  /** Abort → the same SIGTERM/SIGKILL sequence. */
+  signal?: AbortSignal
+  /** stdout and stderr, merged in the order the child wrote them. */
+  onData?: (chunk: Buffer) => void
+  /** Called once with the pid (= the process group id) right after the spawn. */
+  onSpawn?: (pid: number) => void
+  /** Between SIGTERM and SIGKILL; default from the provider's config (2 s). */
+  killGraceMs?: number
+}
+
+export interface SpawnResult {
+  /** Null when the leader died of a signal (or never ran). */
+  exitCode: number | null
+  /** The signal that ended the leader, e.g. `SIGTERM`. */
+  signal: string | null
+  timedOut: boolean
+  aborted: boolean
+}
+
+/**
+ * The process seam. `run` spawns `argv` in a new process group (and session) with stdin
+ * closed and stdout+stderr merged into one ordered stream. A timeout or abort sends
+ * SIGTERM to the whole group, then SIGKILL after the grace period. When the leader exits,
+ * whatever it left in its group is terminated the same way, so no orphan survives the
+ * call (a process that leaves the group itself, e.g. by `setsid`, is out of reach).
+ * Rejects only when the process cannot be started (SPAWN_FAILED).
+ */
+export interface SubprocessSeam {
+  run(argv: string[], options: SpawnOptions): Promise<SpawnResult>
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    subprocess: SubprocessSeam
+  }
+}

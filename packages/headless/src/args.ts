@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util'
+import { DshError, type ReasoningEffort } from '@dsh/protocol'
+
+export interface HeadlessArgs {
+  task: string | undefined
+  fromStdin: boolean
+  provider?: string
+  model?: string
+  resume?: string
+  json: boolean
+  permissionMode?: string
+  maxTokens?: number
+  reasoningEffort?: ReasoningEffort
+  help: boolean
+}
+
+export const HEADLESS_USAGE = `usage: dsh --profile headless [options] "TASK"   (TASK "-" reads it from stdin)
+
+options:
+  --provider P            provider (deepseek, openai, anthropic)
+  --model M               model id
+  --resume ID             continue a stored session
+  --json                  stream session events as NDJSON on stdout
+  --permission-mode MODE  read-only | workspace-write | danger-full-access
+  --max-tokens N          output token limit per request
+  --reasoning-effort E    off | low | medium | high | max
+
+The workspace is the current directory. Exit 0 only when the turn completed.`
+
+const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
+
+/** Parses the headless surface's own argv (everything after the launcher's flags). */
+export function parseHeadlessArgs(argv: readonly string[]): HeadlessArgs {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv], allowPositionals: true, strict: true,
+      options: {
+        provider: { type: 'string' }, model: { type: 'string' }, resume: { type: 'string' },
+        json: { type: 'boolean' }, 'permission-mode': { type: 'string' }, 'max-tokens': { type: 'string' },
+        'reasoning-effort': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    })
+  } catch (error) {
+    throw new DshError('USAGE', (error as Error).message, { hint: 'run `dsh --profile headless --help`' })
+  }
+  const { values, positionals } = parsed
+  if (positionals.length > 1) {
+    throw new DshError('USAGE', `expected one task argument, got ${positionals.length} (quote the task)`, { hint: 'dsh --profile headless "fix the failing test"' })
+  }
+  const task = positionals[0]
+  const out: HeadlessArgs = { task: task === '-' ? undefined : task, fromStdin: task === '-', json: !!values.json, help: !!values.help }
+  if (values.provider) out.provider = values.provider
+  if (values.model) out.model = values.model
+  if (values.resume) out.resume = values.resume
+  if (values['permission-mode']) out.permissionMode = values['permission-mode']
+  if (values['max-tokens'] !== undefined) {
+    const n = Number(values['max-tokens'])
+    if (!Number.isInteger(n) || n <= 0) throw new DshError('USAGE', `--max-tokens must be a positive integer, got "${values['max-tokens']}"`)
+    out.maxTokens = n
+  }
+  if (values['reasoning-effort'] !== undefined) {
+    if (!EFFORTS.includes(values['reasoning-effort'])) {
+      throw new DshError('USAGE', `--reasoning-effort must be one of ${EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
+    }
+    out.reasoningEffort = values['reasoning-effort'] as ReasoningEffort
+  }
+  return out
+}

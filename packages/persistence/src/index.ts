@@ -1,0 +1,6 @@
+export * from './format.js'
+export * from './listing.js'
+export * from './lock.js'
+export * from './migrations.js'
+export * from './sink.js'
+export * from './store.js'

@@ -1,0 +1,104 @@
+import { open, rename, writeFile } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
+import { DshError } from '@dsh/protocol'
+import type { SessionEvent } from '@dsh/protocol'
+import type { SessionSink } from '@dsh/core'
+
+/** Writes all of `data` at the end of the file (O_APPEND): one `write` unless the kernel writes short. */
+export async function appendAll(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset, null)
+    offset += bytesWritten
+  }
+}
+
+/** fsync a directory, so a file created (or renamed) in it survives a power cut. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+export interface JsonlSinkOptions {
+  id: string
+  handle: FileHandle
+  /** `<id>.meta.json`: rewritten (temp + rename, not fsynced: it is a cache) when a flush carries a `session/title`. */
+  metaPath: string
+  release: () => Promise<void>
+  onWarning: (message: string) => void
+}
+
+/**
+ * The JSONL sink of one session. `write` serializes and buffers one line; `flush` issues one
+ * append-only write for the whole batch and fsyncs the file; flushes run one at a time, in
+ * call order, so a resolved flush covers every write made before it was called. A failed
+ * write breaks the sink: later writes and flushes throw SESSION_WRITE_FAILED (the file may
+ * end in a torn line, which the next load drops). `close` flushes, closes the file and
+ * releases the lock; it is idempotent.
+ */
+export class JsonlSink implements SessionSink {
+  private readonly pending: string[] = []
+  private readonly state: { chain: Promise<void>; title?: string; failure?: DshError; closing?: Promise<void> } = { chain: Promise.resolve() }
+
+  constructor(private readonly options: JsonlSinkOptions) {}
+
+  write(event: SessionEvent): void {
+    if (this.state.closing) throw new DshError('SESSION_CLOSED', `session ${this.options.id}: the sink is closed`)
+    if (this.state.failure) throw this.state.failure
+    this.pending.push(JSON.stringify(event) + '\n')
+    if (event.type === 'session/title') {
+      const title = (event.data as { title?: unknown } | null)?.title
+      if (typeof title === 'string') this.state.title = title
+    }
+  }
+
+  flush(): Promise<void> {
+    const run = this.state.chain.then(() => this.drain())
+    this.state.chain = run.catch(() => undefined)
+    return run
+  }
+
+  close(): Promise<void> {
+    this.state.closing ??= (async () => {
+      try {
+        await this.flush()
+      } finally {
+        await this.options.handle.close().catch(() => undefined)
+        await this.options.release()
+      }
+    })()
+    return this.state.closing
+  }
+
+  private async drain(): Promise<void> {
+    if (this.state.failure) throw this.state.failure
+    if (this.pending.length === 0) return
+    const batch = Buffer.from(this.pending.join(''), 'utf8')
+    this.pending.length = 0
+    const title = this.state.title
+    delete this.state.title
+    try {
+      await appendAll(this.options.handle, batch)
+      await this.options.handle.sync()
+    } catch (cause) {
+      this.state.failure = new DshError('SESSION_WRITE_FAILED', `session ${this.options.id}: writing the log failed: ${(cause as Error).message}`, {
+        cause, hint: 'check free disk space and permissions; the session must be reopened',
+      })
+      throw this.state.failure
+    }
+    if (title !== undefined) await writeMeta(this.options.metaPath, { title }).catch((error: Error) => this.options.onWarning(`could not update ${this.options.metaPath}: ${error.message}`))
+  }
+}
+
+/** The sidecar `<id>.meta.json`: `{title}` for `list()`; a cache, rebuilt from the log when a session is opened. */
+export interface SessionMeta { title?: string }
+
+export async function writeMeta(path: string, meta: SessionMeta): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`
+  await writeFile(tmp, JSON.stringify(meta))
+  await rename(tmp, path)
+}

@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { copyFile, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Service } from '@deepseek-ai/cordis'
+import type { Context } from '@deepseek-ai/cordis'
+import { DshError, SESSION_FORMAT_VERSION } from '@dsh/protocol'
+import type { SessionEvent, SessionHeader } from '@dsh/protocol'
+import type { LoadedSession, SessionInfo, SessionSink, SessionStore } from '@dsh/core'
+import { parseSessionFile, serializeEvent, serializeHeader } from './format.js'
+import { acquireLock, inspectLock } from './lock.js'
+import { readSessionInfo } from './listing.js'
+import { appendAll, JsonlSink, syncDir, writeMeta } from './sink.js'
+import type { SessionMeta } from './sink.js'
+
+export interface JsonlStoreConfig {
+  /** Defaults to `${DSH_HOME ?? ~/.dsh}/sessions`. */
+  dir?: string | undefined
+}
+
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env['DSH_HOME'] ?? join(homedir(), '.dsh'), 'sessions')
+}
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+export function sessionPaths(dir: string, id: string) {
+  if (!ID_PATTERN.test(id)) {
+    throw new DshError('INVALID_SESSION_ID', `invalid session id ${JSON.stringify(id)}`, {
+      hint: 'a session id is 1-128 characters of letters, digits, ".", "_" and "-", starting with a letter or digit',
+    })
+  }
+  const file = join(dir, `${id}.jsonl`)
+  return { file, lock: join(dir, `${id}.lock`), meta: join(dir, `${id}.meta.json`), backup: (v: number) => `${file}.v${v}.bak` }
+}
+
+const APPEND = constants.O_WRONLY | constants.O_APPEND
+
+/**
+ * `ctx.sessionStore` on JSONL files: `<dir>/<id>.jsonl` (header line, then one event per
+ * line), `<id>.lock` (the writer lock), `<id>.meta.json` (title cache for `list()`),
+ * `<id>.jsonl.v<N>.bak` (the original of a migrated file). See `parseSessionFile` for load
+ * rules, `acquireLock` for locking, `JsonlSink` for durability. Load reports what it did to
+ * the stored form as `notices` (the session manager logs each as a `notice` event); a
+ * migration is also logged on `ctx.logger('persistence')`.
+ */
+export class JsonlSessionStore extends Service implements SessionStore {
+  readonly dir: string
+  private readonly sinks = new Set<JsonlSink>()
+  private readonly logger: ReturnType<Context['logger']>
+
+  constructor(ctx: Context, config: JsonlStoreConfig = {}) {
+    super(ctx, 'sessionStore')
+    this.dir = resolve(config.dir ?? defaultSessionsDir())
+    this.logger = ctx.logger('persistence')
+  }
+
+  async create(header: SessionHeader): Promise<SessionSink> {
+    const paths = sessionPaths(this.dir, header.id)
+    await mkdir(this.dir, { recursive: true, mode: 0o700 })
+    const release = await acquireLock(paths.lock, header.id)
+    let handle: FileHandle
+    try {
+      handle = await open(paths.file, APPEND | constants.O_CREAT | constants.O_EXCL, 0o600)
+    } catch (error) {
+      await release()
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new DshError('SESSION_EXISTS', `session ${header.id} already exists (${paths.file})`)
+      }
+      throw error
+    }
+    try {
+      await appendAll(handle, Buffer.from(serializeHeader(header)))
+      await handle.sync()
+      await syncDir(this.dir)
+    } catch (error) {
+      await handle.close().catch(() => undefined)
+      await unlink(paths.file).catch(() => undefined)
+      await release()
+      throw error
+    }
+    return this.track(header.id, handle, paths.meta, release)
+  }
+
+  async open(id: string): Promise<LoadedSession & { sink: SessionSink }> {
+    const paths = sessionPaths(this.dir, id)
+    await this.mustExist(id, paths.file)
+    const release = await acquireLock(paths.lock, id)
+    try {
+      const parsed = parseSessionFile(await readFile(paths.file), paths.file, id)
+      const notices = parsed.notices
+      if (parsed.version < SESSION_FORMAT_VERSION) {
+        const backup = await this.rewrite(paths.file, paths.backup(parsed.version), parsed.header, parsed.events)
+        const line = `session ${id}: migrated ${paths.file} from format version ${parsed.version} to ${SESSION_FORMAT_VERSION}; the original is kept as ${backup}`
+        this.logger.info(line)
+        notices.push(line)
+      }
+      const handle = await open(paths.file, APPEND)
+      try {
+        if (parsed.version === SESSION_FORMAT_VERSION && parsed.tornBytes > 0) {
+          await handle.truncate(parsed.validBytes)
+          await handle.sync()
+        }
+        await this.refreshMeta(paths.meta, parsed.events)
+      } catch (error) {
+        await handle.close()
+        throw error
+      }
+      const sink = this.track(id, handle, paths.meta, release)
+      return { header: parsed.header, events: parsed.events, notices, sink }
+    } catch (error) {
+      await release()
+      throw error
+    }
+  }
+
+  /** Loads without the lock; an old format is migrated in memory only (the file is rewritten on the next `open`). */
+  async read(id: string): Promise<LoadedSession> {
+    const paths = sessionPaths(this.dir, id)
+    await this.mustExist(id, paths.file)
+    const parsed = parseSessionFile(await readFile(paths.file), paths.file, id)
+    if (parsed.version < SESSION_FORMAT_VERSION) {
+      parsed.notices.push(`session ${id}: read ${paths.file} as format version ${parsed.version} (migrated in memory; the file is rewritten when the session is next opened)`)
+    }
+    return { header: parsed.header, events: parsed.events, notices: parsed.notices }
+  }
+
+  /**
+   * Reads each file's header line and last line (its seq gives the event count), the mtime
+   * (updatedAt) and the `<id>.meta.json` title; never whole files, except version-0 files.
+   * Unreadable files are skipped with a warning. Newest updatedAt first.
+   */
+  async list(filter?: { cwd?: string }): Promise<SessionInfo[]> {
+    let names: string[]
+    try {
+      names = await readdir(this.dir)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
+    const ids = names.filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length)).filter((id) => ID_PATTERN.test(id))
+    const out: SessionInfo[] = []
+    for (let i = 0; i < ids.length; i += 16) {
+      const batch = await Promise.all(ids.slice(i, i + 16).map((id) => this.info(id)))
+      for (const info of batch) if (info && (filter?.cwd === undefined || info.cwd === filter.cwd)) out.push(info)
+    }
+    return out.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))
+  }
+
+  async isLocked(id: string): Promise<boolean> {
+    const state = await inspectLock(sessionPaths(this.dir, id).lock)
+    return state.kind !== 'free' && state.kind !== 'stale'
+  }
+
+  /** Flushes and closes every sink this store handed out (plugin disposal). */
+  async closeAll(): Promise<void> {
+    await Promise.allSettled([...this.sinks].map((sink) => sink.close()))
+  }
+
+  private async info(id: string): Promise<SessionInfo | undefined> {
+    const paths = sessionPaths(this.dir, id)
+    try {
+      const info = await readSessionInfo(paths.file, id, () => this.read(id))
+      const meta = await readMeta(paths.meta)
+      if (meta.title !== undefined) info.title = meta.title
+      return info
+    } catch (error) {
+      this.logger.warn('skipping %s in the session list: %s', paths.file, (error as Error).message)
+      return undefined
+    }
+  }
+
+  private track(id: string, handle: FileHandle, metaPath: string, release: () => Promise<void>): JsonlSink {
+    const sink: JsonlSink = new JsonlSink({
+      id, handle, metaPath,
+      release: async () => {
+        this.sinks.delete(sink)
+        await release()
+      },
+      onWarning: (message) => this.logger.warn(message),
+    })
+    this.sinks.add(sink)
+    return sink
+  }
+
+  private async mustExist(id: string, file: string): Promise<void> {
+    try {
+      await stat(file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new DshError('SESSION_NOT_FOUND', `no session ${id} in ${this.dir}`, { hint: 'list sessions to see the ids that exist' })
+      }
+      throw error
+    }
+  }
+
+  /** Keeps the original as `backup` (an existing backup is kept), then replaces `file` atomically. */
+  private async rewrite(file: string, backup: string, header: SessionHeader, events: readonly SessionEvent[]): Promise<string> {
+    try {
+      await copyFile(file, backup, constants.COPYFILE_EXCL)
+      await syncFile(backup)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
+    const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
+    try {
+      let text = serializeHeader(header)
+      for (const event of events) text += serializeEvent(event)
+      await appendAll(handle, Buffer.from(text))
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(tmp, file)
+    await syncDir(this.dir)
+    return backup
+  }
+
+  private async refreshMeta(path: string, events: readonly SessionEvent[]): Promise<void> {
+    const title = latestTitle(events)
+    const meta = await readMeta(path)
+    if (title !== meta.title && title !== undefined) await writeMeta(path, { title })
+  }
+}
+
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+async function readMeta(path: string): Promise<SessionMeta> {
+  try {
+    const value = JSON.parse(await readFile(path, 'utf8')) as SessionMeta
+    return typeof value.title === 'string' ? { title: value.title } : {}
+  } catch {
+    return {}
+  }
+}
+
+/** `data.title` of the latest `session/title` event. */
+function latestTitle(events: readonly SessionEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!
+    if (event.type !== 'session/title') continue
+    const title = (event.data as { title?: unknown } | null)?.title
+    if (typeof title === 'string') return title
+  }
+  return undefined
+}

@@ -1,0 +1,7 @@
+export * from './content.js'
+export * from './errors.js'
+export * from './json.js'
+export * from './llm.js'
+export * from './session.js'
+export * from './tools.js'
+export * from './policy.js'

@@ -1,0 +1,280 @@
+/**
+ * The scripted mock model: a real HTTP server on 127.0.0.1 speaking OpenAI chat completions
+ * (`POST /chat/completions`, `/v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`,
+ * `/messages`). Each model request is recorded, then consumes the next script step.
+ *
+ * Contract:
+ * - script exhausted → HTTP 500 "mock script exhausted after N requests" (also in `failures`);
+ * - a step's `expect` unmet → HTTP 400 "mock expectation failed …" (also in `failures`);
+ * - recorded headers keep `authorization` / `x-api-key` present but valued '<redacted>';
+ * - control surface: `GET /__mock/requests`, `GET /__mock/failures`, `POST /__mock/script`
+ *   (YAML or JSON body; replaces the script and rewinds it), `POST /__mock/reset` (rewinds the
+ *   script, clears recordings, failures and the tool-call id counter).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { anthropicErrorBody, anthropicFault, anthropicJson, anthropicStream, anthropicStreamError } from './anthropic.js'
+import { checkExpect, viewRequest, type MockProtocol } from './expect.js'
+import { openaiErrorBody, openaiFault, openaiJson, openaiStream, openaiStreamError } from './openai.js'
+import { DEFAULT_PARTIAL_TEXT, normalizeReply, type RenderContext, type StreamPlan } from './reply.js'
+import { isErrorStep, isFaultStep, parseScript, parseScriptText, type FaultKind, type Script, type Step } from './script.js'
+
+export interface RecordedRequest {
+  protocol: MockProtocol
+  path: string
+  /** Lower-cased names; credential values replaced by '<redacted>'. */
+  headers: Record<string, string>
+  body: unknown
+  /** Milliseconds since the epoch. */
+  time: number
+}
+
+export interface MockModel {
+  /** `http://127.0.0.1:PORT` — use as the provider base URL. */
+  url: string
+  /** Live list of model requests received, in order. */
+  requests: RecordedRequest[]
+  /** Live list of loud failures (exhausted script, unmet expectations, unparsable bodies). */
+  failures: string[]
+  /** Replaces the script and rewinds it to its first step. */
+  setScript(script: Script): void
+  close(): Promise<void>
+}
+
+export interface MockModelOptions {
+  script?: Script
+  port?: number
+  host?: string
+  /** Called with one line per model request (the CLI prints these to stderr). */
+  log?: (line: string) => void
+}
+
+const ROUTES: Record<string, MockProtocol> = {
+  '/chat/completions': 'openai',
+  '/v1/chat/completions': 'openai',
+  '/v1/messages': 'anthropic',
+  '/messages': 'anthropic',
+}
+
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'api-key'])
+
+function redactHeaders(raw: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue
+    out[name] = SECRET_HEADERS.has(name) ? '<redacted>' : Array.isArray(value) ? value.join(', ') : value
+  }
+  return out
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(body))
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function stepKind(step: Step): string {
+  if (isErrorStep(step)) return `error ${step.error.status}${step.error.inStream ? ' (in stream)' : ''}`
+  if (isFaultStep(step)) return `fault ${step.fault}`
+  const parts = [step.reasoning ? 'reasoning' : '', step.text ? 'text' : '', step.toolCalls?.length ? `${step.toolCalls.length} tool call(s)` : '']
+  return parts.filter(Boolean).join(' + ') || 'empty reply'
+}
+
+class MockModelServer {
+  readonly requests: RecordedRequest[] = []
+  readonly failures: string[] = []
+  private script: Script
+  private cursor = 0
+  private callCounter = 0
+  private responseCounter = 0
+
+  constructor(script: Script, private readonly log: (line: string) => void) {
+    this.script = parseScript(script)
+  }
+
+  setScript(script: Script): void {
+    this.script = parseScript(script)
+    this.cursor = 0
+  }
+
+  reset(): void {
+    this.cursor = 0
+    this.callCounter = 0
+    this.responseCounter = 0
+    this.requests.length = 0
+    this.failures.length = 0
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    if (path.startsWith('/__mock/')) return this.control(req, res, path)
+    const protocol = ROUTES[path]
+    if (!protocol || req.method !== 'POST') {
+      sendJson(res, 404, { error: { message: `mock model: no route for ${req.method ?? '?'} ${path}` } })
+      return
+    }
+    const text = await readBody(req)
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = text
+    }
+    this.requests.push({ protocol, path, headers: redactHeaders(req.headers), body, time: Date.now() })
+    const n = this.requests.length
+    const errorBody = protocol === 'openai' ? openaiErrorBody : anthropicErrorBody
+    if (typeof body !== 'object' || body === null) {
+      this.fail(res, 400, `mock model: request #${n} body is not a JSON object`, errorBody)
+      return
+    }
+    const step = this.script[this.cursor]
+    if (!step) {
+      this.fail(res, 500, `mock script exhausted after ${this.script.length} requests (request #${n}: ${protocol} ${path})`, errorBody)
+      return
+    }
+    const stepNo = ++this.cursor
+    this.log(`#${n} ${protocol} POST ${path} → step ${stepNo}/${this.script.length} (${stepKind(step)})`)
+    const problems = checkExpect(step.expect, viewRequest(protocol, body))
+    if (problems.length > 0) {
+      this.fail(res, 400, `mock expectation failed at request #${n} (step ${stepNo}): ${problems.join('; ')}`, errorBody)
+      return
+    }
+    await this.answer(protocol, step, body as Record<string, unknown>, res)
+  }
+
+  private fail(res: ServerResponse, status: number, message: string, errorBody: (s: number, m: string) => unknown): void {
+    this.failures.push(message)
+    this.log(message)
+    sendJson(res, status, errorBody(status, message))
+  }
+
+  private async answer(protocol: MockProtocol, step: Step, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    const streaming = body.stream === true
+    const n = ++this.responseCounter
+    const ctx: RenderContext = {
+      id: protocol === 'openai' ? `chatcmpl-mock-${n}` : `msg_mock_${n}`,
+      model: typeof body.model === 'string' ? body.model : 'mock-model',
+      includeUsage: (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
+    }
+    if (isErrorStep(step)) {
+      const { status, retryAfter, inStream } = step.error
+      const message = step.error.message ?? `mock error ${status}`
+      if (inStream && streaming) {
+        const reply = normalizeReply({}, body, () => this.nextCallId())
+        return this.stream(res, protocol === 'openai' ? openaiStreamError(status, message, ctx) : anthropicStreamError(status, message, reply, ctx), 0)
+      }
+      const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }
+      sendJson(res, status, protocol === 'openai' ? openaiErrorBody(status, message) : anthropicErrorBody(status, message), headers)
+      return
+    }
+    if (isFaultStep(step)) {
+      const reply = normalizeReply({}, body, () => this.nextCallId())
+      const text = step.text ?? DEFAULT_PARTIAL_TEXT
+      if (!streaming) return this.nonStreamFault(step.fault, res, protocol === 'openai' ? openaiJson(reply, ctx) : anthropicJson(reply, ctx))
+      return this.stream(res, protocol === 'openai' ? openaiFault(step.fault, text, reply, ctx) : anthropicFault(step.fault, text, reply, ctx), 0)
+    }
+    const reply = normalizeReply(step, body, () => this.nextCallId())
+    if (!streaming) {
+      sendJson(res, 200, protocol === 'openai' ? openaiJson(reply, ctx) : anthropicJson(reply, ctx))
+      return
+    }
+    return this.stream(res, protocol === 'openai' ? openaiStream(reply, ctx) : anthropicStream(reply, ctx), step.delayMs ?? 0)
+  }
+
+  private nextCallId(): string {
+    return `call_${++this.callCounter}`
+  }
+
+  private nonStreamFault(fault: FaultKind, res: ServerResponse, emptyBody: unknown): void {
+    switch (fault) {
+      case 'cut':
+        res.socket?.destroy()
+        return
+      case 'stall':
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.flushHeaders()
+        return
+      case 'malformed':
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end('{"choices": [oops')
+        return
+      case 'empty':
+        sendJson(res, 200, emptyBody)
+    }
+  }
+
+  /** Writes the frames (pausing `delayMs` between them), then closes, destroys or hangs. */
+  private async stream(res: ServerResponse, plan: StreamPlan, delayMs: number): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+    res.flushHeaders()
+    for (const [i, frame] of plan.frames.entries()) {
+      if (i > 0 && delayMs > 0) await sleep(delayMs)
+      if (res.destroyed) return
+      await new Promise<void>((resolve) => res.write(frame, () => resolve()))
+    }
+    if (plan.end === 'close') res.end()
+    else if (plan.end === 'destroy') res.socket?.destroy()
+    // 'hang': leave the response open until the client goes away or the server closes.
+  }
+
+  private async control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const route = `${req.method ?? ''} ${path}`
+    if (route === 'GET /__mock/requests') return sendJson(res, 200, this.requests)
+    if (route === 'GET /__mock/failures') return sendJson(res, 200, this.failures)
+    if (route === 'POST /__mock/reset') {
+      this.reset()
+      return sendJson(res, 200, { ok: true })
+    }
+    if (route === 'POST /__mock/script') {
+      try {
+        this.setScript(parseScriptText(await readBody(req), 'POST /__mock/script'))
+      } catch (error) {
+        return sendJson(res, 400, { error: { message: error instanceof Error ? error.message : String(error) } })
+      }
+      return sendJson(res, 200, { ok: true, steps: this.script.length })
+    }
+    sendJson(res, 404, { error: { message: `mock model: no control route ${route}` } })
+  }
+}
+
+/** Starts the mock on `host` (default 127.0.0.1) and `port` (default: any free port). */
+export async function startMockModel(opts: MockModelOptions = {}): Promise<MockModel> {
+  const state = new MockModelServer(opts.script ?? [], opts.log ?? (() => {}))
+  const server = createServer((req, res) => {
+    state.handle(req, res).catch((error: unknown) => {
+      const message = `mock model internal error: ${error instanceof Error ? error.message : String(error)}`
+      state.failures.push(message)
+      if (!res.headersSent) sendJson(res, 500, { error: { message } })
+      else res.destroy()
+    })
+  })
+  const host = opts.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const { port } = server.address() as AddressInfo
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  return {
+    url: `http://${shownHost}:${port}`,
+    requests: state.requests,
+    failures: state.failures,
+    setScript: (script) => state.setScript(script),
+    close: () => new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()))
+      server.closeAllConnections()
+    }),
+  }
+}

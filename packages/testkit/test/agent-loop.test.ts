@@ -1,0 +1,202 @@
+import { Context } from '@deepseek-ai/cordis'
+import * as agentsPlugin from '@dsh/core/agents'
+import * as approvalPlugin from '@dsh/core/approval'
+import * as credentialsPlugin from '@dsh/core/credentials'
+import * as llmPlugin from '@dsh/core/llm'
+import * as memoryStore from '@dsh/core/memory-store'
+import * as permissionPlugin from '@dsh/core/permission'
+import * as promptPlugin from '@dsh/core/prompt'
+import * as retryPlugin from '@dsh/core/retry'
+import * as sessionsPlugin from '@dsh/core/sessions'
+import * as toolsPlugin from '@dsh/core/tools'
+import { defineTool, deriveMessages, type Session } from '@dsh/core'
+import * as openaiPlugin from '@dsh/llm-openai/adapter'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+
+const echo = defineTool({
+  name: 'echo', description: 'Echo text back.', concurrencySafe: true,
+  parameters: z.object({ text: z.string(), delayMs: z.number().int().optional() }),
+  async execute(args, call) {
+    if (args.delayMs) await new Promise((r) => setTimeout(r, args.delayMs))
+    if (call.signal.aborted) throw new Error('aborted')
+    return args.text
+  },
+  output: { render: (value: string) => `echo: ${value}` },
+})
+
+const wait = defineTool({
+  name: 'wait', description: 'Wait until cancelled.', parameters: z.object({}),
+  execute: (_args, call) => new Promise<string>((resolve) => call.signal.addEventListener('abort', () => resolve('stopped'), { once: true })),
+  output: { render: (value: string) => value },
+})
+
+let model: MockModel
+let root: Context
+let previousEnv: Record<string, string | undefined>
+
+async function tree(script: Script) {
+  model.setScript(script)
+  root = new Context()
+  await root.plugin(memoryStore)
+  await root.plugin(sessionsPlugin)
+  await root.plugin(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
+  await root.plugin(llmPlugin, {})
+  await root.plugin(openaiPlugin)
+  await root.plugin(retryPlugin, { baseDelayMs: 5, maxDelayMs: 50 })
+  await root.plugin(toolsPlugin)
+  await root.plugin(promptPlugin, { projectInstructions: false })
+  await root.plugin(permissionPlugin, { default: 'workspace-write' })
+  await root.plugin(approvalPlugin)
+  await root.plugin(agentsPlugin, { maxSteps: 20 })
+  root.tools.register(echo)
+  root.tools.register(wait)
+  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
+  return { session, agent: root.agents.create(session) }
+}
+
+/** Every request the mock saw equals what the log derives (header + history). */
+function expectRequestsMatchLog(session: Session) {
+  const expected = expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest)
+  expect(model.requests.map((r) => r.body)).toEqual(expected)
+}
+
+const types = (session: Session) => session.events.filter((e) => e.type !== 'assistant/chunk').map((e) => e.type)
+
+beforeEach(async () => {
+  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
+  model = await startMockModel()
+  process.env.DEEPSEEK_API_KEY = 'mock-key'
+  process.env.DEEPSEEK_BASE_URL = model.url
+})
+
+afterEach(async () => {
+  await root?.fiber.dispose()
+  await model.close()
+  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
+    if (v === undefined) delete process.env[k]
+    else process.env[k] = v
+  }
+})
+
+describe('agent loop', () => {
+  it('answers in one step and logs the turn', async () => {
+    const { session, agent } = await tree([{ text: 'Hello there', reasoning: 'think' }])
+    const outcome = await agent.followup('hi')
+    expect(outcome).toEqual({ turn: 1, reason: 'completed', text: 'Hello there' })
+    expect(types(session)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end'])
+    expect(session.deriveMessages()).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'think' }, { type: 'text', text: 'Hello there' }] },
+    ])
+    expect(session.events.some((e) => e.type === 'assistant/chunk')).toBe(true)
+    expectRequestsMatchLog(session)
+  })
+
+  it('runs tool calls, commits results in model order, and continues', async () => {
+    const { session, agent } = await tree([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'slow', delayMs: 60 } }, { name: 'echo', arguments: { text: 'fast' } }] },
+      { text: 'done' },
+    ])
+    const outcome = await agent.followup('go')
+    expect(outcome.reason).toBe('completed')
+    const results = session.events.filter((e) => e.type === 'tool/result').map((e) => e.data)
+    expect(results).toEqual([
+      { callId: 'call_1', name: 'echo', content: [{ type: 'text', text: 'echo: slow' }], isError: false },
+      { callId: 'call_2', name: 'echo', content: [{ type: 'text', text: 'echo: fast' }], isError: false },
+    ])
+    const calls = session.events.filter((e) => e.type === 'tool/call')
+    expect(calls.every((c) => c.seq < session.events.findIndex((e) => e.type === 'tool/result'))).toBe(true)
+    expect(model.requests).toHaveLength(2)
+    expectRequestsMatchLog(session)
+  })
+
+  it('gives the model a readable error for an unknown tool or invalid arguments, and goes on', async () => {
+    const { session, agent } = await tree([
+      { toolCalls: [{ name: 'nope', arguments: {} }, { name: 'echo', arguments: { text: 5 } }, { name: 'echo', arguments: '{bad json' }] },
+      { text: 'recovered' },
+    ])
+    const outcome = await agent.followup('go')
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'recovered' })
+    const results = session.events.filter((e) => e.type === 'tool/result').map((e) => e.data as { isError: boolean; content: { text: string }[] })
+    expect(results.map((r) => r.isError)).toEqual([true, true, true])
+    expect(results[0]!.content[0]!.text).toContain('Unknown tool "nope"')
+    expect(results[1]!.content[0]!.text).toContain('Invalid arguments for echo: text:')
+    expect(results[2]!.content[0]!.text).toContain('not valid JSON')
+    expectRequestsMatchLog(session)
+  })
+
+  it('retries a 429 after the server-given delay and logs the retry', async () => {
+    const { session, agent } = await tree([{ error: { status: 429, retryAfter: 0 } }, { text: 'ok after retry' }])
+    const outcome = await agent.followup('go')
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'ok after retry' })
+    expect(session.events.filter((e) => e.type === 'llm/retry').map((e) => e.data)).toEqual([
+      { attempt: 1, code: 'RATE_LIMIT', message: expect.any(String), delayMs: 0 },
+    ])
+    expectRequestsMatchLog(session)
+  })
+
+  it('ends the turn with the auth error on 401 and stays usable', async () => {
+    const { session, agent } = await tree([{ error: { status: 401, message: 'bad key' } }, { text: 'second turn works' }])
+    const first = await agent.followup('go')
+    expect(first.reason).toBe('error')
+    expect(first.error?.code).toBe('AUTH')
+    expect(first.error?.message).not.toContain('mock-key')
+    const second = await agent.followup('again')
+    expect(second).toMatchObject({ reason: 'completed', text: 'second turn works' })
+    expectRequestsMatchLog(session)
+  })
+
+  it('cancels a stalled request, keeps what streamed, and stays usable', async () => {
+    const { session, agent } = await tree([{ fault: 'stall', text: 'partial answer' }, { text: 'fresh' }])
+    const turn = agent.followup('go')
+    await until(() => session.events.some((e) => e.type === 'assistant/chunk'))
+    agent.cancel()
+    const outcome = await turn
+    expect(outcome.reason).toBe('aborted')
+    const message = session.last('assistant/message')!.data
+    expect(message).toMatchObject({ finish: 'aborted', interrupted: true })
+    expect(session.last('turn/end')!.data).toEqual({ turn: 1, reason: 'aborted' })
+    expect(await agent.followup('next')).toMatchObject({ reason: 'completed', text: 'fresh' })
+    expectRequestsMatchLog(session)
+  })
+
+  it('cancels running tools: every call gets a result and the turn ends aborted', async () => {
+    const { session, agent } = await tree([{ toolCalls: [{ name: 'wait', arguments: {} }, { name: 'echo', arguments: { text: 'never' } }] }])
+    const turn = agent.followup('go')
+    await until(() => session.events.some((e) => e.type === 'tool/call'))
+    agent.cancel()
+    expect((await turn).reason).toBe('aborted')
+    const results = session.events.filter((e) => e.type === 'tool/result').map((e) => e.data as { callId: string; isError: boolean })
+    expect(results.map((r) => r.callId)).toEqual(['call_1', 'call_2'])
+    expect(session.deriveMessages().at(-1)).toMatchObject({ role: 'tool', callId: 'call_2', isError: true })
+  })
+
+  it('steers a running turn: the message enters the next step', async () => {
+    const { session, agent } = await tree([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'a', delayMs: 80 } }] },
+      { text: 'saw the steer' },
+    ])
+    const turn = agent.followup('start')
+    await until(() => session.events.some((e) => e.type === 'tool/call'))
+    agent.steer('also do this')
+    expect(await turn).toMatchObject({ reason: 'completed', text: 'saw the steer' })
+    const secondUser = session.events.filter((e) => e.type === 'user/message')[1]!
+    expect(secondUser.data).toMatchObject({ via: 'steer', content: [{ type: 'text', text: 'also do this' }] })
+    expect(model.requests).toHaveLength(2)
+    expectRequestsMatchLog(session)
+  })
+})
+
+async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached')
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
