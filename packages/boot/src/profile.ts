@@ -26,7 +26,9 @@ export interface Profile {
   packageFile: string
   patchFile: string
   bundles: string[]
-  /** Human lines about what happened on open (created from a template, migrated). */
+  /** True when this open created the profile (from a template or `create`). */
+  created: boolean
+  /** Lines to show the user: format migrations of the profile's files. */
   notes: string[]
 }
 
@@ -70,10 +72,10 @@ export function openProfile(home: string, name: string, create?: readonly string
       })
     }
     createProfile(dir, name, bundles)
-    return { name, dir, packageFile, patchFile, bundles: [...bundles], notes: [`created profile ${name} in ${dir} (bundles: ${bundles.join(', ') || 'none'})`] }
+    return { name, dir, packageFile, patchFile, bundles: [...bundles], created: true, notes: [] }
   }
   const { bundles, notes } = readProfileManifest(packageFile)
-  return { name, dir, packageFile, patchFile, bundles, notes }
+  return { name, dir, packageFile, patchFile, bundles, created: false, notes }
 }
 
 function createProfile(dir: string, name: string, bundles: readonly string[]): void {

@@ -19,6 +19,7 @@ export async function pluginCommand(args: Extract<Args, { type: 'plugin' }>, lau
   const name = args.profile ?? DEFAULT_PROFILE
   const profile = openProfile(launch.home, name, args.action === 'add' ? NEW_PROFILE_BUNDLES : undefined)
   for (const note of profile.notes) launch.io.stderr.write(`${note}\n`)
+  if (profile.created) launch.io.stderr.write(`created profile ${profile.name} in ${profile.dir} (bundles: ${profile.bundles.join(', ') || 'none'})\n`)
   switch (args.action) {
     case 'list': {
       out.write(`profile ${profile.name} (${profile.dir})\nbundles, in layer order:\n`)

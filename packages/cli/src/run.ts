@@ -54,6 +54,7 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   process.on('SIGTERM', sigterm)
 
   let watcher: { close(): void } | undefined
+  let reloads: Promise<void> = Promise.resolve()
   try {
     const booted = await Promise.race([mounter.apply(composition.rows).then(() => true), launcher.exited.then(() => false)])
     // A surface may finish (exit) before the last row settled: report what failed so far.
@@ -63,25 +64,34 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
     reporter.write('boot')
     if (booted) {
       launcher.markReady()
-      const whenIdle = () => {
-        if (!mounter.healthy()) io.stderr.write(`BOOT_INCOMPLETE: profile ${profile.name}: some rows did not start and nothing is running\n`)
-        launcher.exit(mounter.healthy() ? 0 : 1)
-      }
+      // Nothing holds the process: exit once any reload in flight has settled
+      // (a reload that disposes the holding surface releases its hold midway).
+      const whenIdle = () => void reloads.then(() => {
+        if (launcher.holds > 0 || launcher.exitCode !== undefined) return
+        const healthy = mounter.healthy()
+        if (!healthy) io.stderr.write(`BOOT_INCOMPLETE: profile ${profile.name}: some rows did not start and nothing is running\n`)
+        launcher.exit(healthy ? 0 : 1)
+      })
       if (launcher.holds === 0) whenIdle()
       else launcher.onIdle(whenIdle)
       if (launcher.exitCode === undefined) {
-        let queue = Promise.resolve()
         watcher = watchPatches([profile.patchFile, homePatchFile(launch.home)], (files) => {
-          queue = queue.then(() => reload(files)).catch((error: unknown) => printError(io, error))
+          reloads = reloads.then(() => reload(files)).catch((error: unknown) => printError(io, error))
         })
       }
     }
-    return await launcher.exited
+    // While a surface holds the process it lives until exit(), even with no other handle.
+    const keepAlive = setInterval(() => undefined, 1 << 30)
+    try {
+      return await launcher.exited
+    } finally {
+      clearInterval(keepAlive)
+    }
   } finally {
     watcher?.close()
     process.off('SIGINT', sigint)
     process.off('SIGTERM', sigterm)
-    await unwind(root, mounter)
+    await unwind(root, mounter, reloads)
   }
 
   async function reload(files: string[]): Promise<void> {
@@ -107,11 +117,12 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   }
 }
 
-/** Disposes every row, then the root, waiting at most SHUTDOWN_WAIT_MS. */
-async function unwind(root: Context, mounter: Mounter): Promise<void> {
+/** Lets a running reload finish, disposes every row, then the root; waits at most SHUTDOWN_WAIT_MS. */
+async function unwind(root: Context, mounter: Mounter, reloads: Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<void>((r) => { timer = setTimeout(r, SHUTDOWN_WAIT_MS); timer.unref() })
   const work = (async () => {
+    await reloads
     await mounter.dispose()
     await root.fiber.dispose()
   })().catch(() => undefined)

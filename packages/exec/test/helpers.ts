@@ -34,10 +34,10 @@ export interface TreeOptions {
 /** A real plugin tree holding the four local seams. */
 export async function execTree(options: TreeOptions = {}): Promise<Context> {
   const root = new Context()
-  await root.plugin(subprocessPlugin, { killGraceMs: 300, ...options.subprocess })
-  await root.plugin(sandboxPlugin, options.sandbox ?? {})
+  await root.plugin(subprocessPlugin, subprocessPlugin.Config.parse({ killGraceMs: 300, ...options.subprocess }))
+  await root.plugin(sandboxPlugin, sandboxPlugin.Config.parse(options.sandbox ?? {}))
   await root.plugin(fsPlugin, {})
-  await root.plugin(shellPlugin, options.shell ?? {})
+  await root.plugin(shellPlugin, shellPlugin.Config.parse(options.shell ?? {}))
   return root
 }
 

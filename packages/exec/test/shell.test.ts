@@ -62,10 +62,11 @@ describe('ctx.shell.run', () => {
   })
 
   it('times out a SIGTERM-ignoring command with a grandchild, in the sandbox, leaving no process', async () => {
-    const result = await root.shell.run('trap "" TERM; (trap "" TERM; sleep 60.4242) & echo $$ > pid; sleep 60.4242', { policy: ww(), timeoutMs: 300 })
-    expect(result).toEqual({ output: '', exitCode: null, signal: 'SIGTERM', timedOutMs: 300, aborted: false, sandboxDenied: false, mode: 'workspace-write' })
+    const nap = `60.${process.pid}`
+    const result = await root.shell.run(`trap "" TERM; (trap "" TERM; sleep ${nap}) & echo $$ > pid; sleep ${nap}`, { policy: ww(), timeoutMs: 1000 })
+    expect(result).toEqual({ output: '', exitCode: null, signal: 'SIGTERM', timedOutMs: 1000, aborted: false, sandboxDenied: false, mode: 'workspace-write' })
     expect(readFileSync(path.join(ws, 'pid'), 'utf8')).toMatch(/^\d+\n$/)
-    const out = await root.shell.run(`ps -eo args= | grep -c '^[s]leep 60.4242' || true`, { policy: policyFor('danger-full-access', ws, tmp) })
+    const out = await root.shell.run(`ps -eo args= | grep -c '^[s]leep ${nap}' || true`, { policy: policyFor('danger-full-access', ws, tmp) })
     expect(out.output).toBe('0\n')
   })
 
@@ -96,9 +97,15 @@ describe('ctx.shell jobs', () => {
   it('collects output of a background job, hands out only new output, and kills its group', async () => {
     const job = await root.shell.start('echo one; sleep 0.3; echo two; trap "" TERM; sleep 60', { policy: ww(), owner: 's1' })
     expect(job).toMatchObject({ id: expect.stringMatching(/^job-\d+$/), command: expect.any(String), cwd: ws, owner: 's1', mode: 'workspace-write' })
-    await until(() => root.shell.output(job.id, 's1').output === 'one\n' || false)
-    await new Promise((r) => setTimeout(r, 500))
-    expect(root.shell.output(job.id, 's1')).toMatchObject({ running: true, output: 'two\n', droppedBytes: 0 })
+    const next = async () => {
+      for (;;) {
+        const read = root.shell.output(job.id, 's1')
+        if (read.output) return read
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    expect(await next()).toMatchObject({ running: true, output: 'one\n', droppedBytes: 0 })
+    expect(await next()).toMatchObject({ running: true, output: 'two\n', droppedBytes: 0 })
     expect(root.shell.jobs('s1').map((j) => j.id)).toEqual([job.id])
     expect(() => root.shell.output(job.id, 'other-session')).toThrow(/No background job/)
     const final = await root.shell.kill(job.id, 's1')
@@ -108,9 +115,9 @@ describe('ctx.shell jobs', () => {
 
   it('jobs die with the shell plugin', async () => {
     const tree = new Context()
-    await tree.plugin(subprocessPlugin, { killGraceMs: 200 })
-    await tree.plugin(sandboxPlugin, {})
-    const fiber = await tree.plugin(shellPlugin, {})
+    await tree.plugin(subprocessPlugin, subprocessPlugin.Config.parse({ killGraceMs: 200 }))
+    await tree.plugin(sandboxPlugin, sandboxPlugin.Config.parse({}))
+    const fiber = await tree.plugin(shellPlugin, shellPlugin.Config.parse({}))
     const job = await tree.shell.start('trap "" TERM; sleep 60', { policy: ww() })
     await until(() => processesInGroup(job.pid!).length > 0)
     await fiber.dispose()

@@ -37,7 +37,7 @@ describe('ctx.subprocess', () => {
 
   it('on timeout sends SIGTERM then SIGKILL to the whole group: no orphan survives', async () => {
     let pgid = 0
-    const result = await run(STUBBORN, { timeoutMs: 300, onSpawn: (pid) => { pgid = pid } })
+    const result = await run(STUBBORN, { timeoutMs: 1000, onSpawn: (pid) => { pgid = pid } })
     expect(result).toEqual({ exitCode: null, signal: 'SIGKILL', timedOut: true, aborted: false, output: 'started\n' })
     expect(pgid).toBeGreaterThan(0)
     expect(processesInGroup(pgid)).toEqual([])

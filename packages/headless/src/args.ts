@@ -11,6 +11,8 @@ export interface HeadlessArgs {
   permissionMode?: string
   maxTokens?: number
   reasoningEffort?: ReasoningEffort
+  /** Agent preset for a new session (standard, code, minimal or a user preset). */
+  agent?: string
   help: boolean
 }
 
@@ -24,8 +26,11 @@ options:
   --permission-mode MODE  read-only | workspace-write | danger-full-access
   --max-tokens N          output token limit per request
   --reasoning-effort E    off | low | medium | high | max
+  --agent PRESET          agent preset: standard | code | minimal | a user preset
 
-The workspace is the current directory. Exit 0 only when the turn completed.`
+A TASK like "/status" runs that slash command (/model, /permission, /plan, …) instead
+of prompting the model. The workspace is the current directory. Exit 0 only when the
+turn (or command) completed; 2 for an unknown command.`
 
 const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
 
@@ -38,7 +43,7 @@ export function parseHeadlessArgs(argv: readonly string[]): HeadlessArgs {
       options: {
         provider: { type: 'string' }, model: { type: 'string' }, resume: { type: 'string' },
         json: { type: 'boolean' }, 'permission-mode': { type: 'string' }, 'max-tokens': { type: 'string' },
-        'reasoning-effort': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'reasoning-effort': { type: 'string' }, agent: { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
     })
   } catch (error) {
@@ -53,6 +58,7 @@ export function parseHeadlessArgs(argv: readonly string[]): HeadlessArgs {
   if (values.provider) out.provider = values.provider
   if (values.model) out.model = values.model
   if (values.resume) out.resume = values.resume
+  if (values.agent) out.agent = values.agent
   if (values['permission-mode']) out.permissionMode = values['permission-mode']
   if (values['max-tokens'] !== undefined) {
     const n = Number(values['max-tokens'])

@@ -1,7 +1,9 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, formatError, type Json, type SessionEvent } from '@dsh/protocol'
+import { DshError, formatError, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
 import { presentCall } from '@dsh/core'
-import type { Session } from '@dsh/core'
+import type { AgentOptions, Session, TurnOutcome } from '@dsh/core'
+import { parseCommand, type CommandRegistry } from '@dsh/core/commands'
+import type { PresetService } from '@dsh/core/presets'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine } from './progress.js'
 
@@ -11,12 +13,28 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
+const EFFORTS = new Set<string>(['off', 'low', 'medium', 'high', 'max'])
+/** settings.yaml's effort, when it names a known one (settings are validated loosely). */
+function effortOf(value: string | undefined): ReasoningEffort | undefined {
+  return value && EFFORTS.has(value) ? value as ReasoningEffort : undefined
+}
+
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
+
+/** Drops undefined values so they do not override what is spread before them. */
+function defined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}
 
 /**
  * The headless surface: one turn over a new or resumed session in the current
  * directory. stderr: `session: <id>` first, then one line per tool call; stdout: the final
  * answer, or with --json every session event as NDJSON. Exit 0 only when the turn completed.
+ * A task that parses as `/name args` runs that slash command (`ctx.commands`, when
+ * mounted): its reply goes to stdout (stderr and exit 2 for an unknown command, exit 1
+ * when it failed); a turn it started is awaited like a prompt's.
+ * The session's agent preset (`ctx.presets`, when mounted; `--agent` chooses it) supplies
+ * tool set and model defaults; --provider/--model/--reasoning-effort go on top.
  */
 export async function runHeadless(ctx: Context): Promise<number> {
   const { launcher } = ctx
@@ -39,16 +57,28 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.usage
   }
 
+  // optional neighbours, not injected: slash commands and agent presets
+  const commands = ctx.get('commands') as CommandRegistry | undefined
+  const presets = ctx.get('presets') as PresetService | undefined
+  const command = parseCommand(task)
+  if (command && !commands) {
+    err(formatError(new DshError('USAGE', `"/${command.name}" is a slash command, but no command registry is mounted`, { hint: 'mount the @dsh/core/commands row' })))
+    return EXIT.usage
+  }
+
   let session: Session
   try {
     const settings = ctx.settings.get()
     const provider = args.provider ?? settings.provider
-    // Fail before any request (and before creating a session) when the key is missing.
-    ctx.llm.resolve(ctx.llm.defaults({ provider }).provider)
+    // Fail before any request (and before creating a session) when the key is missing;
+    // a slash command may need no model at all (a turn it starts fails on its own).
+    if (!command) ctx.llm.resolve(ctx.llm.defaults({ provider }).provider)
+    if (args.agent && !presets) throw new DshError('USAGE', '--agent needs the agent presets row (@dsh/core/presets)')
     session = args.resume ? await ctx.sessions.open(args.resume) : await ctx.sessions.create({ cwd: launcher.cwd })
     const mode = args.permissionMode ?? (args.resume ? undefined : settings.permissionMode)
     if (mode) ctx.permission.set(session, mode)
     else if (!session.last('permission/preset')) ctx.permission.set(session, ctx.permission.current(session).id)
+    if (args.agent) presets?.set(session, args.agent)
   } catch (error) {
     err(formatError(error))
     return EXIT.failed
@@ -56,11 +86,18 @@ export async function runHeadless(ctx: Context): Promise<number> {
   err(`session: ${session.id}`)
 
   const settings = ctx.settings.get()
+  // a resumed session keeps its logged model choice; the preset's tool set always applies
+  const fresh = !args.resume
+  const preset: AgentOptions = presets ? presets.agentOptions(presets.current(session)) : {}
+  const fromSettings = fresh && !preset.provider && !preset.model
   const agent = ctx.agents.create(session, {
-    provider: args.provider ?? (args.resume ? undefined : settings.provider),
-    model: args.model ?? (args.resume ? undefined : settings.model),
-    maxTokens: args.maxTokens,
-    reasoningEffort: args.reasoningEffort ?? settings.reasoningEffort,
+    toolFilter: preset.toolFilter,
+    ...defined({
+      provider: args.provider ?? (fresh ? preset.provider : undefined) ?? (fromSettings ? settings.provider : undefined),
+      model: args.model ?? (fresh ? preset.model : undefined) ?? (fromSettings ? settings.model : undefined),
+      maxTokens: args.maxTokens,
+      reasoningEffort: args.reasoningEffort ?? (fresh ? preset.reasoningEffort : undefined) ?? effortOf(settings.reasoningEffort),
+    }),
   })
   const disposeListener = ctx.on('session/event', (s: Session, event: SessionEvent) => {
     if (s !== session) return
@@ -74,13 +111,27 @@ export async function runHeadless(ctx: Context): Promise<number> {
     }
   })
   let interrupted = false
+  const stop = new AbortController()
   const disposeSignal = ctx.on('launcher/signal', () => {
     interrupted = true
+    stop.abort()
     agent.cancel()
     return true
   })
   try {
-    const outcome = await agent.followup(task)
+    let outcome: TurnOutcome
+    if (command && commands) {
+      const result = await commands.execute(session, agent, task, stop.signal)
+      if (!result.known || result.error) {
+        err(result.reply ?? `the command /${result.name} failed`)
+        return result.known ? EXIT.failed : EXIT.usage
+      }
+      if (result.reply && !args.json) launcher.stdout.write(result.reply.endsWith('\n') ? result.reply : result.reply + '\n')
+      if (!result.turn) return EXIT.completed
+      outcome = await result.turn
+    } else {
+      outcome = await agent.followup(task)
+    }
     if (outcome.reason === 'completed') {
       if (!args.json) launcher.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')
       return EXIT.completed

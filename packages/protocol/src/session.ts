@@ -1,7 +1,7 @@
 import type { AssistantBlock, ToolContent, UserContent } from './content.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
-import type { FinishReason, ModelConfig, Usage } from './llm.js'
+import type { FinishReason, ModelConfig, ReasoningEffort, Usage } from './llm.js'
 import type { ToolSchema } from './tools.js'
 
 /** Why a turn ended. `interrupted` is written by load repair after a crash. */
@@ -30,6 +30,8 @@ export interface SessionEventMap {
    * events with seq in [fromSeq, toSeq]. The replaced events stay in the log.
    */
   'history/replace': { fromSeq: number; toSeq: number; summary: string }
+  /** The user switched model (or effort); applies from the next request. */
+  'model/select': { provider: string; model: string; reasoningEffort?: ReasoningEffort }
   'llm/retry': { attempt: number; code: string; message: string; delayMs: number }
   'notice': { level: 'info' | 'warn' | 'error'; message: string; source?: string }
 }
@@ -50,7 +52,7 @@ export type AnySessionEvent = { [K in SessionEventType]: SessionEvent<K> }[Sessi
 /** Event types every reader of this version understands. */
 export const CORE_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEventType>([
   'turn/start', 'user/message', 'step/start', 'request/header', 'assistant/chunk', 'assistant/message',
-  'tool/call', 'tool/result', 'step/end', 'turn/end', 'history/replace', 'llm/retry', 'notice',
+  'tool/call', 'tool/result', 'step/end', 'turn/end', 'history/replace', 'model/select', 'llm/retry', 'notice',
 ])
 
 /** Session file header (the first JSONL line). */

@@ -231,12 +231,23 @@ function signature(row: ComposedRow): string {
   return JSON.stringify([absoluteName(row), row.row.config ?? null, row.row.disabled === true])
 }
 
+/**
+ * The plugin a module exports: its namespace when it has `apply`, else its default
+ * export (an object with `apply`, a function or a class). An object's `apply` is
+ * wrapped in an arrow: cordis calls a constructible `apply` (any `function
+ * apply`) with `new`, which would drop a disposer or promise it returns.
+ */
 function pickPlugin(mod: unknown): PluginLike | undefined {
   const m = mod as Record<string, unknown> | null
-  if (m && typeof m.apply === 'function') return m as PluginLike
   const d = m?.default as Record<string, unknown> | ((...a: unknown[]) => unknown) | undefined
+  const obj = m && typeof m.apply === 'function' ? m : d && typeof d === 'object' && typeof d.apply === 'function' ? d : undefined
+  if (obj) {
+    const apply = obj.apply as (...args: unknown[]) => unknown
+    const plugin: Record<string, unknown> = { apply: (ctx: unknown, config: unknown) => apply.call(obj, ctx, config) }
+    for (const key of ['name', 'inject', 'Config', 'provide', 'intercept']) if (obj[key] !== undefined) plugin[key] = obj[key]
+    return plugin as PluginLike
+  }
   if (typeof d === 'function') return d as PluginLike
-  if (d && typeof d === 'object' && typeof d.apply === 'function') return d as PluginLike
   return undefined
 }
 

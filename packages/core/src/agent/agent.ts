@@ -82,9 +82,21 @@ export class Agent {
     while (this.driver) await this.driver
   }
 
-  /** The model config this agent sends now: options, else the last logged header, else defaults. */
+  /** Switches provider/model (and optionally effort) for the next request; logged as `model/select`. */
+  setModel(selection: { provider?: string; model: string; reasoningEffort?: ModelConfig['reasoningEffort'] }): ModelConfig {
+    const provider = selection.provider ?? this.modelConfig().provider
+    this.ctx.llm.provider(provider)
+    this.options = { ...this.options, provider, model: selection.model, ...(selection.reasoningEffort ? { reasoningEffort: selection.reasoningEffort } : {}) }
+    const config = this.modelConfig()
+    this.session.append('model/select', { provider: config.provider, model: config.model, ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}) })
+    return config
+  }
+
+  /** The model config this agent sends now: options, else the last logged selection or header, else defaults. */
   modelConfig(): ModelConfig {
-    const logged = this.session.last('request/header')?.data.config as ModelConfig | undefined
+    const select = this.session.last('model/select')
+    const header = this.session.last('request/header')
+    const logged = (select && (!header || select.seq > header.seq) ? select.data : header?.data.config) as ModelConfig | undefined
     const { provider, model } = this.ctx.llm.defaults({
       provider: this.options.provider ?? logged?.provider,
       model: this.options.model ?? (this.options.provider && this.options.provider !== logged?.provider ? undefined : logged?.model),
@@ -121,7 +133,7 @@ export class Agent {
     const admitted = await this.ctx.waterfall('agent/pre-step', this, messages, async () => messages)
     if (!admitted) return false
     for (const m of admitted) {
-      this.session.append('user/message', { id: `u-${this.session.events.length}`, content: m.content, via: m.via })
+      this.session.append('user/message', { id: `u-${this.session.events.length}`, content: m.content, ...(m.via ? { via: m.via } : {}) })
     }
     return true
   }
@@ -188,7 +200,7 @@ export class Agent {
   private async buildRequest(): Promise<StepRequest> {
     const { ctx, session } = this
     const filter = this.options.toolFilter
-    const tools = ctx.tools.schemas(filter)
+    const tools = ctx.tools.schemas(filter, session.id)
     const config = this.modelConfig()
     const system = ctx.prompt.build({ sessionId: session.id, cwd: session.cwd, tools: tools.map((t) => t.name) })
     const base: StepRequest = { config, system, tools, messages: session.deriveMessages() }
@@ -212,6 +224,14 @@ export class Agent {
     }
     let outcome: StreamOutcome
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) {
+        // a retry is derived from the log again: a listener may have changed history (compaction)
+        try {
+          request = await this.buildRequest()
+        } catch (error) {
+          return { kind: 'error', error: errorInfo(error) }
+        }
+      }
       outcome = await consumeStream(ctx.llm.stream({ ...request, signal }, endpoint), (kind, delta) => {
         session.append('assistant/chunk', { messageId, kind, delta }, { ignorable: true })
       })
@@ -241,7 +261,7 @@ export class Agent {
     const preset = ctx.permission.current(session)
     await runToolCalls({
       ctx, session, signal,
-      lookup: (name) => (this.options.toolFilter && !this.options.toolFilter(name) ? undefined : ctx.tools.get(name)),
+      lookup: (name) => (this.options.toolFilter && !this.options.toolFilter(name) ? undefined : ctx.tools.get(name, session.id)),
       guards: ctx.tools.guards,
       cwd: session.cwd,
       policy: ctx.permission.policy(session),

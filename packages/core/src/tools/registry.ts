@@ -17,24 +17,28 @@ declare module '@deepseek-ai/cordis' {
  * the returned disposer (or the registering plugin's unload) removes them.
  */
 export class ToolRegistry extends Service {
-  private readonly tools = new Map<string, { tool: ToolDefinition; schema: ToolSchema }>()
+  private readonly tools = new Map<string, { tool: ToolDefinition; schema: ToolSchema; sessionId?: string }>()
   private readonly guardList: ToolGuard[] = []
 
   constructor(ctx: Context) {
     super(ctx, 'tools')
   }
 
-  register(tool: ToolDefinition<any, any>): () => void {
+  /** Registers a tool for every session, or only for `options.sessionId` (per-session MCP servers). */
+  register(tool: ToolDefinition<any, any>, options: { sessionId?: string } = {}): () => void {
     if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
       throw new DshError('INVALID_TOOL', `tool name "${tool.name}" must be 1-64 letters, digits, '_' or '-'`)
     }
-    if (this.tools.has(tool.name)) throw new DshError('DUPLICATE_TOOL', `a tool named "${tool.name}" is already registered`)
-    const entry = { tool, schema: toolSchema(tool) }
-    this.tools.set(tool.name, entry)
+    const key = options.sessionId ? `${options.sessionId}\u0000${tool.name}` : tool.name
+    if (this.tools.has(key) || (options.sessionId && this.tools.has(tool.name))) {
+      throw new DshError('DUPLICATE_TOOL', `a tool named "${tool.name}" is already registered`)
+    }
+    const entry = { tool, schema: toolSchema(tool), ...(options.sessionId ? { sessionId: options.sessionId } : {}) }
+    this.tools.set(key, entry)
     this.ctx.emit('tools/changed')
     return () => {
-      if (this.tools.get(tool.name) !== entry) return
-      this.tools.delete(tool.name)
+      if (this.tools.get(key) !== entry) return
+      this.tools.delete(key)
       this.ctx.emit('tools/changed')
     }
   }
@@ -52,18 +56,22 @@ export class ToolRegistry extends Service {
     return this.guardList
   }
 
-  get(name: string): ToolDefinition | undefined {
-    return this.tools.get(name)?.tool
+  /** A tool visible to the session (global, or registered for it). */
+  get(name: string, sessionId?: string): ToolDefinition | undefined {
+    return this.tools.get(name)?.tool ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`)?.tool : undefined)
   }
 
-  names(): string[] {
-    return [...this.tools.keys()]
+  names(sessionId?: string): string[] {
+    return [...this.tools.values()].filter((e) => !e.sessionId || e.sessionId === sessionId).map((e) => e.tool.name)
   }
 
-  /** Schemas for the model, in registration order, optionally filtered by name. */
-  schemas(filter?: (name: string) => boolean): ToolSchema[] {
+  /** Schemas for the model, in registration order: global tools and the session's own, optionally filtered by name. */
+  schemas(filter?: (name: string) => boolean, sessionId?: string): ToolSchema[] {
     const out: ToolSchema[] = []
-    for (const [name, entry] of this.tools) if (!filter || filter(name)) out.push(entry.schema)
+    for (const entry of this.tools.values()) {
+      if (entry.sessionId && entry.sessionId !== sessionId) continue
+      if (!filter || filter(entry.tool.name)) out.push(entry.schema)
+    }
     return out
   }
 }

@@ -16,10 +16,6 @@ function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-function groupAlive(pgid: number): boolean {
-  return killGroup(pgid, 0 as unknown as NodeJS.Signals)
-}
-
 export interface LocalSubprocessOptions {
   killGraceMs: number
   /** The POSIX shell used to merge the streams before exec'ing argv. */
@@ -117,7 +113,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         exit = { code, signal }
         clearTimeout(timeoutTimer)
         // Leftovers hold the pipe open: end them so the stream closes.
-        if (groupAlive(pgid)) {
+        if (groupHasLiveMembers(pgid)) {
           terminate()
           timers.push(setTimeout(() => child.stdout.destroy(), grace + 1000))
         }

@@ -1,0 +1,287 @@
+import * as acp from '@agentclientprotocol/sdk/unstable'
+import type { Context } from '@deepseek-ai/cordis'
+import { presentCall, presentResult, type Agent, type Session, type ToolInvocation, type ToolOutcome, type ToolProgress, type TurnOutcome } from '@dsh/core'
+import type { ApprovalOutcome, ApprovalRequest, Json, SessionEvent, Usage } from '@dsh/protocol'
+import type { AcpDefaults } from './args.js'
+import { authMethods, authenticate, logout } from './auth.js'
+import { toRequestError } from './errors.js'
+import { askPermission } from './permission.js'
+import { closeSession, configOptionsOf, forkSession, listSessions, newSession, openSession, setConfigOption, setMode } from './sessions.js'
+import { turnOpen, type SessionState } from './state.js'
+import { cancel, prompt, steer } from './turn.js'
+import type { Presenter } from './translate.js'
+
+export interface BridgeOptions {
+  /** Session defaults of this process (flags and DSH_* env). */
+  defaults: AcpDefaults
+  /** `session/list` page size. */
+  pageSize: number
+  /** The dsh version reported in `initialize`. */
+  version: string
+  /** Frame-level diagnostics (DSH_ACP_DEBUG=1); never stdout. */
+  debug?: ((line: string) => void) | undefined
+}
+
+/** What a bridge needs from its server: one owner per session id across connections. */
+export interface BridgeHost {
+  claim(sessionId: string, bridge: Bridge): void
+  release(sessionId: string, bridge: Bridge): void
+}
+
+/** Coalescing window for live command output. */
+const OUTPUT_FLUSH_MS = 40
+
+/**
+ * One ACP connection: the SDK agent app over a stream, the sessions it opened, and the
+ * projection of their session events to `session/update`. Every outgoing notification
+ * goes through one ordered outbox, so a prompt's reply (sent after `flush()`) follows
+ * every update of its turn.
+ */
+export class Bridge {
+  readonly states = new Map<string, SessionState>()
+  /** session/cancel count per session id: a prompt that arrived before a cancel answers `cancelled`. */
+  readonly epochs = new Map<string, number>()
+  caps: acp.ClientCapabilities = {}
+  /** Set by `gateway` authentication: the provider new sessions use on this connection. */
+  providerOverride: string | undefined
+  readonly presenter: Presenter
+  private connection: acp.AgentConnection | undefined
+  private outbox: Promise<void> = Promise.resolve()
+  private readonly disposers: (() => void)[] = []
+  private closing: Promise<void> | undefined
+
+  constructor(readonly ctx: Context, readonly host: BridgeHost, readonly options: BridgeOptions) {
+    this.presenter = {
+      call: (name, args) => presentCall(ctx.tools.get(name), name, args),
+      result: (name, args, result) => presentResult(ctx.tools.get(name), args, result),
+    }
+  }
+
+  get client(): acp.AgentContext {
+    if (!this.connection) throw new Error('the bridge is not connected')
+    return this.connection.client
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.connection?.signal
+  }
+
+  get closed(): Promise<void> {
+    return this.connection?.closed ?? Promise.resolve()
+  }
+
+  connect(stream: acp.Stream): acp.AgentConnection {
+    const { ctx } = this
+    this.disposers.push(
+      ctx.on('session/event', (session: Session, event: SessionEvent) => this.onEvent(session, event)),
+      ctx.on('agent/tool-progress', (agent: Agent, callId: string, update: ToolProgress) => this.onProgress(agent, callId, update)),
+      ctx.on('agent/turn-end', (agent: Agent, outcome: TurnOutcome) => {
+        const state = this.states.get(agent.session.id)
+        if (state?.agent === agent) state.lastOutcome = outcome
+      }),
+      ctx.on('tools/execute', async (call: ToolInvocation, next: () => Promise<ToolOutcome>) => {
+        const state = this.states.get(call.sessionId)
+        if (state && turnOpen(state)) for (const update of state.live.started(call.callId)) this.send(state.id, update)
+        return next()
+      }),
+      ctx.on('commands/changed', () => { for (const state of this.states.values()) this.sendCommands(state) }),
+    )
+    const app = this.buildApp()
+    this.connection = app.connect(stream)
+    void this.connection.closed.then(() => this.close())
+    return this.connection
+  }
+
+  private buildApp(): acp.AgentApp {
+    const m = acp.methods.agent
+    const handle = <P, R>(method: string, run: (params: P, request: { signal: AbortSignal; requestId: acp.JsonRpcId }) => Promise<R> | R) =>
+      async (c: { params: P; signal: AbortSignal; requestId: acp.JsonRpcId }) => {
+        this.debug(`<- ${method} #${String(c.requestId)}`)
+        try {
+          return await run(c.params, c)
+        } catch (error) {
+          const sessionId = (c.params as { sessionId?: unknown } | undefined)?.sessionId
+          const mapped = toRequestError(error, { ...(typeof sessionId === 'string' ? { sessionId } : {}), authMethods: authMethods(this) })
+          this.debug(`-> ${method} #${String(c.requestId)} error ${mapped.code}: ${mapped.message}`)
+          throw mapped
+        }
+      }
+    return acp.agent({ name: 'dsh' })
+      .onRequest(m.initialize, handle(m.initialize, (p: acp.InitializeRequest) => this.initialize(p)))
+      .onRequest(m.authenticate, handle(m.authenticate, (p: acp.AuthenticateRequest, r) => authenticate(this, p, r)))
+      .onRequest(m.logout, handle(m.logout, (p: acp.LogoutRequest) => logout(this, p)))
+      .onRequest(m.session.new, handle(m.session.new, (p: acp.NewSessionRequest) => newSession(this, p)))
+      .onRequest(m.session.load, handle(m.session.load, (p: acp.LoadSessionRequest) => openSession(this, p, true)))
+      .onRequest(m.session.resume, handle(m.session.resume, (p: acp.ResumeSessionRequest) => openSession(this, p, false)))
+      .onRequest(m.session.list, handle(m.session.list, (p: acp.ListSessionsRequest) => listSessions(this, p)))
+      .onRequest(m.session.close, handle(m.session.close, (p: acp.CloseSessionRequest) => closeSession(this, p)))
+      .onRequest(m.session.fork, handle(m.session.fork, (p: acp.ForkSessionRequest) => forkSession(this, p)))
+      .onRequest(m.session.setMode, handle(m.session.setMode, (p: acp.SetSessionModeRequest) => setMode(this, p)))
+      .onRequest(m.session.setConfigOption, handle(m.session.setConfigOption, (p: acp.SetSessionConfigOptionRequest) => setConfigOption(this, p)))
+      .onRequest(m.session.prompt, handle(m.session.prompt, (p: acp.PromptRequest) => prompt(this, p)))
+      .onRequest(STEERING_METHOD, parseSteering, handle(STEERING_METHOD, (p: SteeringParams) => steer(this, p)))
+      .onNotification(m.session.cancel, (c) => {
+        this.debug(`<- session/cancel ${c.params.sessionId}`)
+        cancel(this, c.params.sessionId)
+      })
+  }
+
+  private initialize(params: acp.InitializeRequest): acp.InitializeResponse {
+    this.caps = params.clientCapabilities ?? {}
+    const mcp = !!this.ctx.get('mcp')
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentInfo: { name: 'dsh', title: 'dsh', version: this.options.version },
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: mcp, sse: false },
+        sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, additionalDirectories: {} },
+        auth: { logout: {} },
+        _meta: {
+          dsh: { runtime: { version: this.options.version, source: 'host' } },
+          steering: { supported: true, method: STEERING_METHOD },
+          jetbrains: { air: { fork: { version: 1, inclusive: true } } },
+        },
+      },
+      authMethods: authMethods(this),
+    }
+  }
+
+  /** The client declared Zed's terminal cards (seed 000). */
+  get terminalCards(): boolean {
+    return (this.caps._meta as { terminal_output?: unknown } | null | undefined)?.terminal_output === true
+  }
+
+  /** Queues a `session/update` behind every earlier one. */
+  send(sessionId: string, update: acp.SessionUpdate): void {
+    this.debug(`-> session/update ${sessionId} ${update.sessionUpdate}`)
+    this.outbox = this.outbox
+      .then(() => this.connection && !this.connection.signal.aborted ? this.client.notify(acp.methods.client.session.update, { sessionId, update }) : undefined)
+      .catch((error: unknown) => this.debug(`session/update failed: ${error instanceof Error ? error.message : String(error)}`))
+  }
+
+  /** Resolves once every update queued so far is written. */
+  flush(): Promise<void> {
+    return this.outbox
+  }
+
+  debug(line: string): void {
+    this.options.debug?.(line)
+  }
+
+  sendCommands(state: SessionState): void {
+    const commands = this.ctx.get('commands')
+    const list = commands ? commands.list().map((c) => ({ name: c.name, description: c.description, ...(c.argumentHint ? { input: { hint: c.argumentHint } } : {}) })) : []
+    this.send(state.id, { sessionUpdate: 'available_commands_update', availableCommands: list })
+  }
+
+  /** Permission requests of this connection's sessions (routed here by the server). */
+  answer(state: SessionState, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
+    return askPermission(this, state, request, signal)
+  }
+
+  private onEvent(session: Session, event: SessionEvent): void {
+    const state = this.states.get(session.id)
+    if (!state || state.session !== session) return
+    if (event.type === 'tool/result') this.flushOutput(state, (event.data as { callId: string }).callId)
+    const updates = state.live.push(event)
+    const open = turnOpen(state)
+    const data = event.data as Record<string, Json>
+    switch (event.type) {
+      case 'permission/preset':
+        if (!state.quiet) {
+          this.send(state.id, { sessionUpdate: 'current_mode_update', currentModeId: data.preset as string })
+          this.sendConfig(state)
+        }
+        return
+      case 'model/select':
+      case 'agent/preset':
+        if (!state.quiet) this.sendConfig(state)
+        return
+      case 'session/title':
+        if (!state.quiet) this.send(state.id, { sessionUpdate: 'session_info_update', title: data.title as string, updatedAt: new Date(event.time).toISOString() })
+        return
+      case 'notice':
+        if (open || !state.quiet) this.sendNotice(state, data.level as string, data.message as string)
+        return
+      case 'step/end':
+        if (open && data.usage) this.sendUsage(state, data.usage as unknown as Usage)
+        return
+    }
+    if (open) for (const update of updates) this.send(state.id, update)
+  }
+
+  sendConfig(state: SessionState): void {
+    this.send(state.id, { sessionUpdate: 'config_option_update', configOptions: configOptionsOf(this, state) })
+  }
+
+  sendNotice(state: SessionState, level: string, message: string): void {
+    if (this.caps.session?.notices) {
+      this.send(state.id, { sessionUpdate: 'notice', severity: level === 'warn' ? 'warning' : level, title: message })
+    } else {
+      this.send(state.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n> ${level === 'error' ? 'Error' : 'Note'}: ${message}\n` } })
+    }
+  }
+
+  private sendUsage(state: SessionState, usage: Usage): void {
+    const token = state.turn!
+    token.usage.steps++
+    token.usage.input += usage.inputTokens
+    token.usage.output += usage.outputTokens
+    token.usage.thought += usage.reasoningTokens ?? 0
+    token.usage.cacheRead += usage.cacheReadTokens ?? 0
+    token.usage.cacheWrite += usage.cacheWriteTokens ?? 0
+    const config = state.agent.modelConfig()
+    const size = this.ctx.llm.modelInfo(config.provider, config.model).contextWindow
+    this.send(state.id, { sessionUpdate: 'usage_update', used: usage.inputTokens + usage.outputTokens, size })
+  }
+
+  private onProgress(agent: Agent, callId: string, update: ToolProgress): void {
+    const state = this.states.get(agent.session.id)
+    if (!state || state.agent !== agent || update.type !== 'output') return
+    state.pendingOutput.set(callId, (state.pendingOutput.get(callId) ?? '') + update.data)
+    state.outputTimer ??= setTimeout(() => {
+      state.outputTimer = undefined
+      this.flushOutput(state)
+    }, OUTPUT_FLUSH_MS)
+  }
+
+  /** Sends coalesced live output (of one call, or of all). */
+  private flushOutput(state: SessionState, callId?: string): void {
+    const ids = callId === undefined ? [...state.pendingOutput.keys()] : [callId]
+    for (const id of ids) {
+      const data = state.pendingOutput.get(id)
+      if (data === undefined) continue
+      state.pendingOutput.delete(id)
+      const updates = state.live.progress(id, data)
+      if (turnOpen(state)) for (const update of updates) this.send(state.id, update)
+    }
+    if (!state.pendingOutput.size && state.outputTimer) {
+      clearTimeout(state.outputTimer)
+      state.outputTimer = undefined
+    }
+  }
+
+  /** Closes every session of this connection (cancelling running turns) and the connection. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const dispose of this.disposers.splice(0)) dispose()
+      this.connection?.close()
+      await Promise.allSettled([...this.states.values()].map((state) => closeSession(this, { sessionId: state.id })))
+    })()
+    return this.closing
+  }
+}
+
+export const STEERING_METHOD = '_session/steering'
+
+export interface SteeringParams { sessionId: string; prompt: acp.ContentBlock[]; _meta?: Record<string, unknown> | null }
+
+function parseSteering(params: unknown): SteeringParams {
+  const p = params as Partial<SteeringParams> | null
+  if (!p || typeof p !== 'object' || typeof p.sessionId !== 'string' || !Array.isArray(p.prompt)) {
+    throw new acp.RequestError(-32602, 'Invalid params: _session/steering needs {sessionId: string, prompt: ContentBlock[]}')
+  }
+  return { sessionId: p.sessionId, prompt: p.prompt, ...(p._meta ? { _meta: p._meta } : {}) }
+}

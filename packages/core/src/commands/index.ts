@@ -1,0 +1,3 @@
+export * from './builtins.js'
+export * from './registry.js'
+export * from './status.js'

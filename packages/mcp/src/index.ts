@@ -1,0 +1,7 @@
+export * from './config.js'
+export * from './content.js'
+export * from './names.js'
+export * from './schema.js'
+export { McpConnection, type McpServerInfo, type McpState } from './connection.js'
+export { McpService, type McpNotice, type MountOptions } from './service.js'
+export { StdioProcessTransport, TextTail, type ProcessExit, type StdioLaunch } from './stdio.js'

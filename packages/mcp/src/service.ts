@@ -1,0 +1,136 @@
+import { Service, type Context } from '@deepseek-ai/cordis'
+import type { SessionManager } from '@dsh/core'
+import { ServerSpec, type Config, type ServerSpecInput } from './config.js'
+import { McpConnection, type ConnectionHost, type McpServerInfo } from './connection.js'
+
+/** A user-visible report about an MCP server (start failure, death, refused tools). */
+export interface McpNotice {
+  server: string
+  sessionId?: string
+  level: 'info' | 'warn' | 'error'
+  message: string
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Context { mcp: McpService }
+  interface Events {
+    /** An MCP server failed to start, died, or had tools refused. Surfaces show it; it is never fatal. */
+    'mcp/notice'(notice: McpNotice): void
+  }
+}
+
+export interface MountOptions {
+  /** Mount for this session only (ACP `session/new` mcpServers); its tools are visible to that session alone. */
+  sessionId?: string
+}
+
+/**
+ * `ctx.mcp`: the MCP servers of this process. Global servers come from the plugin's
+ * config; per-session servers are mounted by surfaces. Every failure is a notice (the
+ * `mcp/notice` event and, for a session's own server, a `notice` event appended to that
+ * session when it is open in `ctx.sessions`), never an exception.
+ * Note: cordis hands callers a derived object, so state lives in containers made by the
+ * constructor, and the plugin's own context is kept in `home`.
+ */
+export class McpService extends Service {
+  private readonly home: Context
+  private readonly connections = new Set<McpConnection>()
+  private readonly state = { disposed: false }
+
+  constructor(ctx: Context, private readonly config: Config) {
+    super(ctx, 'mcp')
+    this.home = ctx
+  }
+
+  /**
+   * Connects a server and registers its tools as `mcp__<name>__<tool>` (globally, or for
+   * `options.sessionId`). Never rejects: the returned connection is `ready`, or `failed`
+   * with its `error` and a notice (bad spec, name already mounted in that scope, command
+   * missing, initialize refused, …).
+   */
+  async mount(name: string, spec: ServerSpecInput, options: MountOptions = {}): Promise<McpConnection> {
+    const sessionId = options.sessionId
+    const parsed = ServerSpec.safeParse(spec)
+    const connection = new McpConnection(name, parsed.success ? parsed.data : { type: 'stdio', command: '(invalid)', args: [], env: {} }, sessionId, this.host())
+    this.connections.add(connection)
+    if (this.state.disposed) {
+      await connection.close()
+      return connection
+    }
+    if (!parsed.success) {
+      await connection.refuse(`has an invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
+      return connection
+    }
+    const twins = [...this.connections].filter((c) => c !== connection && c.name === name && c.sessionId === sessionId)
+    // A failed server of that name is replaced; a live one keeps the name.
+    for (const twin of twins) if (twin.state === 'failed' || twin.state === 'closed') this.connections.delete(twin)
+    if (twins.some((c) => c.state === 'connecting' || c.state === 'ready')) {
+      await connection.refuse(`is already mounted${sessionId !== undefined ? ' for this session' : ''}`)
+      return connection
+    }
+    await connection.start()
+    return connection
+  }
+
+  /** Closes one server (by name, in the given scope) and forgets it. */
+  async unmount(name: string, options: MountOptions = {}): Promise<void> {
+    const targets = [...this.connections].filter((c) => c.name === name && c.sessionId === options.sessionId)
+    await this.closeEach(targets)
+  }
+
+  /** Closes every server mounted for `sessionId` (on session close) and forgets them. */
+  async unmountSession(sessionId: string): Promise<void> {
+    await this.closeEach([...this.connections].filter((c) => c.sessionId === sessionId))
+  }
+
+  list(): McpServerInfo[] {
+    return [...this.connections].map((c) => c.info())
+  }
+
+  /** The connection of a server by name and scope, if mounted. */
+  get(name: string, options: MountOptions = {}): McpConnection | undefined {
+    return [...this.connections].find((c) => c.name === name && c.sessionId === options.sessionId && c.state !== 'closed')
+  }
+
+  /** Closes every connection (plugin disposal); later mounts come back `closed`. */
+  async closeAll(): Promise<void> {
+    this.state.disposed = true
+    await this.closeEach([...this.connections])
+  }
+
+  private async closeEach(targets: McpConnection[]): Promise<void> {
+    for (const c of targets) this.connections.delete(c)
+    await Promise.all(targets.map((c) => c.close()))
+  }
+
+  private host(): ConnectionHost {
+    return {
+      tools: this.home.tools,
+      notify: (connection, message) => this.notify(connection, message),
+      timeoutMs: this.config.timeoutMs,
+      connectTimeoutMs: this.config.connectTimeoutMs,
+      killGraceMs: this.config.killGraceMs,
+      stderrLimit: this.config.stderrLimit,
+    }
+  }
+
+  private notify(connection: McpConnection, message: string): void {
+    if (this.state.disposed) return
+    const notice: McpNotice = {
+      server: connection.name,
+      ...(connection.sessionId !== undefined ? { sessionId: connection.sessionId } : {}),
+      level: 'warn',
+      message,
+    }
+    this.home.logger('mcp').warn(message)
+    this.home.emit('mcp/notice', notice)
+    if (connection.sessionId === undefined) return
+    // `ctx.sessions` is optional here (cordis has no optional inject): read it when needed.
+    const sessions = this.home.get('sessions') as SessionManager | undefined
+    try {
+      sessions?.get(connection.sessionId)?.append('notice', { level: 'warn', message, source: `mcp:${connection.name}` })
+    } catch (error) {
+      this.home.logger('mcp').warn('could not log an MCP notice to session %s: %s', connection.sessionId, error)
+    }
+  }
+}

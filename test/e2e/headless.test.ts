@@ -1,0 +1,202 @@
+import { deriveMessages } from '@dsh/core'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { collect, runDsh, spawnDsh, tempDir, waitForOutput } from './helpers/dsh.js'
+import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+
+let model: MockModel
+let home: string
+let workspace: string
+
+const env = (extra: Record<string, string | undefined> = {}) => ({
+  DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', ...extra,
+})
+const headless = (args: string[], extra: { env?: Record<string, string | undefined>; input?: string } = {}) =>
+  runDsh(['--profile', 'headless', ...args], { cwd: workspace, env: env(extra.env), ...(extra.input !== undefined ? { input: extra.input } : {}) })
+
+/** Every request the mock recorded equals header + derived history from the log on disk. */
+function expectRequestsMatchLog(id: string) {
+  const { events } = readSessionFile(home, id)
+  expect(model.requests.map((r) => r.body)).toEqual(expectedBodies(requestsFromLog(events, deriveMessages), buildChatRequest))
+}
+
+function noStackTrace(text: string) {
+  expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/)
+}
+
+beforeAll(async () => {
+  model = await startMockModel()
+})
+afterAll(async () => {
+  await model.close()
+})
+beforeEach(() => {
+  home = tempDir('dsh-home-')
+  workspace = tempDir('dsh-ws-')
+  model.setScript([])
+  model.requests.length = 0
+})
+
+describe('headless', () => {
+  it('runs real tool calls in the workspace and prints the final answer', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'write', arguments: { path: 'notes/hello.txt', content: 'written by dsh\n' } }] },
+      { toolCalls: [{ name: 'read', arguments: { path: 'notes/hello.txt' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'wc -c notes/hello.txt && exit 3', description: 'count bytes' } }] },
+      { text: 'All done.' },
+    ])
+    const result = await headless(['create the note'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('All done.\n')
+    const id = sessionIdOf(result.stderr)
+    expect(result.stderr).toContain('→ write: ')
+    expect(result.stderr).toContain('→ bash: wc -c notes/hello.txt && exit 3')
+    // the world: the file is really there
+    expect(readFileSync(join(workspace, 'notes/hello.txt'), 'utf8')).toBe('written by dsh\n')
+    // the read output and the exit marker reached the model
+    const toolMessages = (model.requests[2]!.body as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'tool')
+    expect(toolMessages.at(-1)!.content).toContain('written by dsh')
+    const last = (model.requests[3]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!
+    expect(last).toMatchObject({ role: 'tool' })
+    expect(last.content).toMatch(/15 notes\/hello.txt\n\[exit code: 3\]$/)
+    expectRequestsMatchLog(id)
+    const { events } = readSessionFile(home, id)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { turn: 1, reason: 'completed' } })
+  })
+
+  it('fails before any request when no key is configured, saying how to fix it', async () => {
+    const result = await headless(['hello'], { env: { DEEPSEEK_API_KEY: undefined } })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain('NO_CREDENTIALS: no API key for provider "deepseek"')
+    expect(result.stderr).toMatch(/dsh login --provider deepseek|DEEPSEEK_API_KEY/)
+    expect(model.requests).toHaveLength(0)
+    noStackTrace(result.stderr)
+  })
+
+  it('reads the task from stdin with "-" and streams events as NDJSON with --json', async () => {
+    model.setScript([{ text: 'from stdin', expect: { lastUserTextIncludes: 'piped task' } }])
+    const result = await headless(['--json', '-'], { input: 'the piped task\n' })
+    expect(result.code).toBe(0)
+    const events = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; seq: number })
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => events[0]!.seq + i))
+    expect(events.map((e) => e.type)).toContain('assistant/message')
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+  })
+
+  it('retries a 429 (logged) and completes', async () => {
+    model.setScript([{ error: { status: 429, retryAfter: 0 } }, { text: 'after retry' }])
+    const result = await headless(['go'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('after retry\n')
+    expect(result.stderr).toContain('RATE_LIMIT: retrying')
+    const id = sessionIdOf(result.stderr)
+    expect(readSessionFile(home, id).events.filter((e) => e.type === 'llm/retry')).toHaveLength(1)
+    expectRequestsMatchLog(id)
+  })
+
+  it('reports a provider 401 as an auth error naming the provider', async () => {
+    model.setScript([{ error: { status: 401, message: 'invalid key' } }])
+    const result = await headless(['go'])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/AUTH: .*deepseek/)
+    expect(result.stderr).not.toContain('mock-key')
+    noStackTrace(result.stderr)
+  })
+
+  it.each([['malformed'], ['cut']] as const)('exits cleanly on a %s stream and leaves the session intact', async (fault) => {
+    model.setScript([{ fault }, { fault }, { fault }, { fault }, { fault }])
+    const result = await headless(['go'])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/(MALFORMED_RESPONSE|TRANSPORT): /)
+    noStackTrace(result.stderr)
+    const id = sessionIdOf(result.stderr)
+    const { events } = readSessionFile(home, id)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'error' } })
+    model.setScript([{ text: 'resumed fine' }])
+    const resumed = await headless(['--resume', id, 'again'])
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toBe('resumed fine\n')
+  })
+
+  it('gives the model an error result for an unknown tool and goes on', async () => {
+    model.setScript([{ toolCalls: [{ name: 'teleport', arguments: {} }] }, { text: 'ok' }])
+    const result = await headless(['go'])
+    expect(result.code).toBe(0)
+    const tool = (model.requests[1]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!
+    expect(tool.content).toContain('Unknown tool "teleport"')
+  })
+
+  it('cancels on SIGINT mid-tool: exit 130, abort logged, the tool process group gone', async () => {
+    const marker = `sleep ${4000 + Math.floor(Math.random() * 999)}`
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `${marker}; echo never` } }] }])
+    const child = spawnDsh(['--profile', 'headless', 'wait'], { cwd: workspace, env: env() })
+    const done = collect(child)
+    await waitForOutput(child.stderr!, (t) => t.includes('→ bash'))
+    await until(() => processesMatching(marker).length > 0)
+    child.kill('SIGINT')
+    const result = await done
+    expect(result.code).toBe(130)
+    const id = sessionIdOf(result.stderr)
+    const { events } = readSessionFile(home, id)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(1)
+    await until(() => processesMatching(marker).length === 0)
+  })
+
+  it('repairs a session killed with -9 mid-tool and continues it with --resume', async () => {
+    const marker = `sleep ${5000 + Math.floor(Math.random() * 999)}`
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: marker } }] }])
+    const child = spawnDsh(['--profile', 'headless', 'start'], { cwd: workspace, env: env() })
+    const done = collect(child)
+    const stderr = await waitForOutput(child.stderr!, (t) => t.includes('→ bash'))
+    const id = sessionIdOf(stderr)
+    await until(() => readSessionFile(home, id).events.some((e) => e.type === 'tool/call'))
+    child.kill('SIGKILL')
+    await done
+    for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL')
+    model.setScript([{ text: 'continued after the crash' }])
+    const resumed = await headless(['--resume', id, 'go on'])
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toBe('continued after the crash\n')
+    const { events } = readSessionFile(home, id)
+    const types = events.map((e) => e.type)
+    const firstEnd = types.indexOf('turn/end')
+    expect(events[firstEnd]).toMatchObject({ data: { turn: 1, reason: 'interrupted' } })
+    expect(events.find((e) => e.type === 'tool/result')).toMatchObject({ data: { isError: true, synthetic: true } })
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { turn: 2, reason: 'completed' } })
+    expectRequestsMatchLog(id)
+  })
+
+  it('refuses a second process on a session that another process is writing', async () => {
+    model.setScript([{ fault: 'stall' }])
+    const child = spawnDsh(['--profile', 'headless', 'hold it'], { cwd: workspace, env: env() })
+    const done = collect(child)
+    const stderr = await waitForOutput(child.stderr!, (t) => t.startsWith('session: '))
+    const id = sessionIdOf(stderr)
+    const second = await headless(['--resume', id, 'me too'])
+    expect(second.code).not.toBe(0)
+    expect(second.stderr).toContain('SESSION_LOCKED')
+    noStackTrace(second.stderr)
+    child.kill('SIGINT')
+    expect((await done).code).toBe(130)
+  })
+
+  it('rejects bad arguments with a usage error', async () => {
+    const result = await headless(['--max-tokens', 'lots', 'task'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('USAGE: --max-tokens must be a positive integer')
+    expect(existsSync(join(home, 'sessions'))).toBe(false)
+  })
+})
+
+async function until(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached in time')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+

@@ -1,0 +1,148 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { dsh, makeProfile, STACK, tempHome } from './launcher-helpers.js'
+
+const BASE_ROWS = ['sessions', 'session-store', 'settings', 'credentials', 'llm', 'llm-openai', 'llm-anthropic', 'retry', 'tools', 'prompt', 'permission', 'approval', 'agent', 'fs', 'subprocess', 'shell', 'sandbox', 'tool-bash', 'tool-files', 'tool-search', 'tool-todo']
+
+type Dump = { insert: { id: string; name: string; config?: unknown; disabled?: boolean }[] }[]
+
+describe('dsh launcher', () => {
+  it('--help and --version print and exit 0', async () => {
+    const { env } = tempHome()
+    const help = await dsh(['--help'], env)
+    expect([help.code, help.stderr]).toEqual([0, ''])
+    expect(help.stdout).toMatch(/^dsh — an agent harness/)
+    for (const s of ['--profile NAME', '--patch FILE', '--dump-config', '--dump-default-config', 'dsh plugin --profile NAME add|remove|list', 'dsh login', 'dsh web']) expect(help.stdout).toContain(s)
+    const version = await dsh(['--version'], env)
+    expect(version).toEqual({ code: 0, signal: null, stdout: 'dsh 0.1.0\n', stderr: '' })
+  })
+
+  it('the default dump of the headless profile is YAML with the base and headless rows', async () => {
+    const { home, env } = tempHome()
+    const run = await dsh(['--profile', 'headless', '--dump-default-config'], env)
+    expect(run.code).toBe(0)
+    const dump = parse(run.stdout) as Dump
+    expect(dump.length).toBe(1)
+    expect(dump[0]!.insert.map((r) => r.id)).toEqual([...BASE_ROWS, 'headless'])
+    expect(dump[0]!.insert.find((r) => r.id === 'headless')).toEqual({ id: 'headless', name: '@dsh/headless/runner', group: 'surface' })
+    expect(run.stderr).toBe('')
+    expect(JSON.parse(readFileSync(join(home, 'profiles/headless/package.json'), 'utf8'))).toEqual({
+      name: 'dsh-profile-headless', private: true, dsh: { profile: { version: 1, bundles: ['@dsh/bundle-base', '@dsh/bundle-headless'] } },
+    })
+    // the same without a profile name: headless is the default
+    const again = await dsh(['--dump-default-config'], env)
+    expect([again.code, again.stdout, again.stderr]).toEqual([0, run.stdout, ''])
+  })
+
+  it('a home patch and a --patch overlay change the same row: the later wins and the dump names both files', async () => {
+    const { home, env } = tempHome()
+    const homePatch = join(home, 'cordis.patch.yml')
+    writeFileSync(homePatch, '- id: llm\n  config: {provider: home, model: from-home}\n')
+    const overlay = join(home, 'overlay.yml')
+    writeFileSync(overlay, '- id: llm\n  config: {provider: overlay}\n- id: tool-search\n  disabled: true\n')
+    const run = await dsh(['--profile', 'headless', '--patch', overlay, '--dump-config'], env)
+    expect([run.code, run.stderr]).toEqual([0, ''])
+    const rows = (parse(run.stdout) as Dump)[0]!.insert
+    expect(rows.find((r) => r.id === 'llm')).toEqual({ id: 'llm', name: '@dsh/core/llm', group: 'llm', config: { provider: 'overlay' } })
+    expect(rows.find((r) => r.id === 'tool-search')?.disabled).toBe(true)
+    const lines = run.stdout.split('\n')
+    const at = lines.findIndex((l) => l.trim() === '- id: llm')
+    expect(lines.slice(at - 3, at).map((l) => l.trim())).toEqual([
+      expect.stringMatching(/^# inserted by .*bundle-base\/cordis\.patch\.yml \(bundle @dsh\/bundle-base\)$/),
+      `# changed by ${homePatch} (home): config`,
+      `# changed by ${overlay} (--patch): config`,
+    ])
+    // without the overlay, the home patch wins over the bundle
+    const homeOnly = (parse((await dsh(['--dump-config'], env)).stdout) as Dump)[0]!.insert
+    expect(homeOnly.find((r) => r.id === 'llm')?.config).toEqual({ provider: 'home', model: 'from-home' })
+  })
+
+  it('dumps load no plugin', async () => {
+    const { home, env } = tempHome()
+    const marker = join(home, 'imported')
+    writeFileSync(join(home, 'side-effect.mjs'), `import { writeFileSync } from 'node:fs'\nwriteFileSync(${JSON.stringify(marker)}, 'x')\nexport function apply() {}\n`)
+    makeProfile(home, 'bare', [], '- insert:\n    - {id: fx, name: ../../side-effect.mjs}\n')
+    const run = await dsh(['--profile', 'bare', '--dump-config'], env)
+    expect((parse(run.stdout) as Dump)[0]!.insert).toEqual([{ id: 'fx', name: join(home, 'side-effect.mjs') }])
+    expect(() => statSync(marker)).toThrow()
+  })
+
+  it('bad input fails with CODE: message naming file, row and key, a non-zero exit and no stack trace', async () => {
+    const { home, env } = tempHome()
+    const broken = join(home, 'broken.yml')
+    writeFileSync(broken, '- id: llm\n  config: {model: x\n- id: agent\n')
+    const noId = join(home, 'noid.yml')
+    writeFileSync(noId, '- insert:\n    - name: "@dsh/core/llm"\n')
+    const unknownId = join(home, 'unknown.yml')
+    writeFileSync(unknownId, '- id: llm\n  disabled: true\n- id: nosuchrow\n  disabled: true\n')
+    const runs = await Promise.all([
+      dsh(['--patch', broken, '--dump-config'], env),
+      dsh(['--patch', noId, '--dump-config'], env),
+      dsh(['--patch', unknownId, '--dump-config'], env),
+      dsh(['--patch', join(home, 'missing.yml'), '--dump-config'], env),
+      dsh(['--profile', 'nope', '--dump-config'], env),
+      dsh(['--profile'], env),
+    ])
+    for (const run of runs) expect(run.stderr).not.toMatch(STACK)
+    expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
+      [1, '', `PATCH_SYNTAX: ${broken}:3:1: Flow map in block collection must be sufficiently indented and end with a }\n  hint: fix the YAML syntax at that line\n`],
+      [1, '', `PATCH_INVALID: ${noId}:2: row without an \`id\` (name "@dsh/core/llm")\n`],
+      [1, '', `ROW_UNKNOWN: ${unknownId}:3: entry 2 replaces row "nosuchrow", but no earlier layer inserts a row with that id\n  hint: known ids: ${[...BASE_ROWS, 'headless'].join(', ')}; to add a row use \`- insert: [{id, name}]\`\n`],
+      [1, '', `PATCH_NOT_FOUND: patch file ${join(home, 'missing.yml')} does not exist\n  hint: check the --patch path (relative paths are relative to the current directory)\n`],
+      [1, '', `UNKNOWN_PROFILE: no profile named "nope" in ${join(home, 'profiles')}\n  hint: existing profiles: headless; templates: headless, acp, web\n`],
+      [2, '', 'USAGE: --profile needs a profile name\n  hint: see dsh --help\n'],
+    ])
+  })
+
+  it('a row naming an unknown package or failing its config schema is reported, the rest keep running, exit 1', async () => {
+    const { home, env } = tempHome()
+    const dir = makeProfile(home, 'rows', [], [
+      '- insert:',
+      '    - {id: ghost, name: dsh-no-such-plugin/x}',
+      '    - {id: settings, name: "@dsh/core/settings", config: {file: 42}}',
+      '    - {id: credentials, name: "@dsh/core/credentials"}',
+      '',
+    ].join('\n'))
+    const report = join(home, 'tree.json')
+    const run = await dsh(['--profile', 'rows'], { ...env, DSH_TREE_REPORT: report })
+    expect(run.code).toBe(1)
+    expect(run.stderr).not.toMatch(STACK)
+    expect(run.stderr.split('\n')).toEqual([
+      'row ghost (dsh-no-such-plugin/x): MODULE_NOT_FOUND: cannot find package dsh-no-such-plugin (hint: install it into the profile: dsh plugin --profile <name> add dsh-no-such-plugin)',
+      `row settings (@dsh/core/settings): CONFIG_INVALID: row settings (@dsh/core/settings) set in ${join(dir, 'cordis.patch.yml')}: config.file: Invalid input: expected string, received number (hint: fix the config of row settings (replace it whole with \`- id: settings\` and \`config:\` in a patch file))`,
+      'BOOT_INCOMPLETE: profile rows: some rows did not start and nothing is running',
+      '',
+    ])
+    const tree = JSON.parse(readFileSync(report, 'utf8')) as { rows: { id: string; state: string; provides: string[] }[] }
+    expect(tree.rows.map((r) => [r.id, r.state, r.provides])).toEqual([['ghost', 'failed', []], ['settings', 'failed', []], ['credentials', 'active', ['credentials']]])
+  })
+
+  it('a profile whose rows all start and that no surface holds exits 0', async () => {
+    const { home, env } = tempHome()
+    makeProfile(home, 'quiet', [], '- insert:\n    - {id: settings, name: "@dsh/core/settings"}\n')
+    expect(await dsh(['--profile', 'quiet'], env)).toEqual({ code: 0, signal: null, stdout: '', stderr: '' })
+  })
+
+  it('dsh web says the web surface is not part of this build and exits non-zero', async () => {
+    const { env } = tempHome()
+    const run = await dsh(['web'], env)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('row web (@dsh/web/server): MODULE_NOT_FOUND: cannot find package @dsh/web (hint: @dsh/web is not part of this build of dsh)')
+    expect(run.stderr).not.toMatch(STACK)
+  })
+
+  it('dsh login stores the key from stdin in a 0600 file and never prints it', async () => {
+    const { home, env } = tempHome()
+    const first = await dsh(['login'], env, { input: 'sk-e2e-one\n' })
+    const second = await dsh(['login', '--provider', 'openai'], env, { input: 'sk-e2e-two' })
+    const file = join(home, '.credentials.yaml')
+    expect([first.code, first.stdout, first.stderr]).toEqual([0, '', `stored the deepseek key in ${file}\n`])
+    expect([second.code, second.stdout, second.stderr]).toEqual([0, '', `stored the openai key in ${file}\n`])
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, providers: { deepseek: { apiKey: 'sk-e2e-one' }, openai: { apiKey: 'sk-e2e-two' } } })
+    const empty = await dsh(['login'], env, { input: '' })
+    expect([empty.code, empty.stderr]).toEqual([1, 'LOGIN_EMPTY: no key given\n  hint: type the key, or pipe it: printf %s "$KEY" | dsh login\n'])
+  })
+})
