@@ -13,10 +13,30 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dshBin = join(root, 'packages/cli/bin/dsh.js')
 
+// Agent runs talk to the testkit's scripted mock model (it answers instantly), so their
+// wall time is dsh's own overhead plus tool execution.
+const { startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
+const model = await startMockModel()
+const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench' }
+/** A script of `calls` bash steps (`true`), then a final answer. */
+const stepsScript = (calls) => [
+  ...Array.from({ length: calls }, (_, i) => ({ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: `step ${i + 1}` } }] })),
+  { text: 'done' },
+]
+const agentCase = (name, calls, target, runs) => ({
+  name, args: ['--profile', 'headless', 'run the steps'], env: modelEnv, target, runs,
+  beforeEach: () => { model.setScript(stepsScript(calls)); model.requests.length = 0 },
+  afterEach: (result) => { result.firstRequestBytes = Buffer.byteLength(JSON.stringify(model.requests[0]?.body ?? {})) },
+})
+
 export const CASES = [
   { name: 'dsh --help', args: ['--help'], target: '≤ 100 ms' },
   { name: 'dsh --version', args: ['--version'], target: '≤ 100 ms' },
   { name: 'dsh --profile headless --dump-config', args: ['--profile', 'headless', '--dump-config'] },
+  agentCase('headless one-shot, 3 tool calls', 3, '≤ 500 ms, ≤ 100 MB'),
+  agentCase('headless 20 steps', 19),
+  agentCase('headless 200 steps', 199, undefined, 5),
+  agentCase('headless 1000 steps', 999, undefined, 3),
 ]
 
 const runsArg = process.argv.indexOf('--runs')
@@ -63,12 +83,20 @@ async function bench(c) {
   const env = { PATH: process.env.PATH, HOME: scratch, DSH_HOME: home, ...c.env }
   try {
     await c.setup?.({ home, env, root })
-    const warm = await once(c.args, env, scratch) // creates templates, warms the disk cache
+    const run = async () => {
+      await c.beforeEach?.()
+      const result = await once(c.args, env, scratch)
+      await c.afterEach?.(result)
+      return result
+    }
+    const warm = await run() // creates templates, warms the disk cache
     if (warm.code !== 0) throw new Error(`${c.name} exited ${warm.code}: ${warm.stderr}`)
     const runs = []
-    for (let i = 0; i < RUNS; i++) runs.push(await once(c.args, env, scratch))
+    const n = c.runs ?? RUNS
+    for (let i = 0; i < n; i++) runs.push(await run())
     return {
-      name: c.name, runs: RUNS, target: c.target ?? null,
+      name: c.name, runs: n, target: c.target ?? null,
+      ...(warm.firstRequestBytes ? { firstRequestBytes: warm.firstRequestBytes } : {}),
       wallMs: { median: round(median(runs.map((r) => r.ms))), min: round(Math.min(...runs.map((r) => r.ms))), max: round(Math.max(...runs.map((r) => r.ms))) },
       peakRssMb: { median: round(median(runs.map((r) => r.rssKb)) / 1024), max: round(Math.max(...runs.map((r) => r.rssKb)) / 1024) },
       failures: runs.filter((r) => r.code !== 0).length,
@@ -84,13 +112,35 @@ function round(n) {
 
 const results = []
 for (const c of CASES) results.push(await bench(c))
+await model.close()
+
+// Per-step overhead: the slope between step counts (model round trip + bash + durable append).
+const byName = Object.fromEntries(results.map((r) => [r.name, r]))
+const slope = (a, b, steps) => round((byName[b].wallMs.median - byName[a].wallMs.median) / steps)
+const perStep = {
+  '20→200': slope('headless 20 steps', 'headless 200 steps', 180),
+  '200→1000': slope('headless 200 steps', 'headless 1000 steps', 800),
+}
+
+// Load + derive a 100,000-event session (in-process, median of 9).
+const loadDerive = await new Promise((resolve, reject) => {
+  const child = spawn(process.execPath, [join(root, 'packages/persistence/bench/load-derive.mjs'), '100000', '9'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  child.on('error', reject)
+  child.on('close', () => resolve(JSON.parse(out.trim().split('\n').at(-1))))
+})
 
 const rows = [['case', 'wall median', 'min', 'max', 'peak RSS median', 'target', 'failures'],
   ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, `${r.peakRssMb.median} MB`, r.target ?? '', String(r.failures)])]
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i])).join('  '))
 
+console.log(`\nper extra tool step (median slope): 20→200: ${perStep['20→200']} ms, 200→1000: ${perStep['200→1000']} ms (target ≤ 15 ms, flat)`)
+console.log(`first model request (one-shot): ${byName['headless one-shot, 3 tool calls'].firstRequestBytes} bytes (target ≤ 12 KB)`)
+console.log(`load + derive ${loadDerive.events} events: median ${loadDerive.medianMs} ms (target ≤ 300 ms)`)
+
 const out = join(root, 'bench-results')
 mkdirSync(out, { recursive: true })
-writeFileSync(join(out, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, runs: RUNS, rss: TIME ? '/usr/bin/time %M' : '/proc VmHWM', results }, null, 2)}\n`)
+writeFileSync(join(out, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, runs: RUNS, rss: TIME ? '/usr/bin/time %M' : '/proc VmHWM', results, perStepMs: perStep, loadDerive }, null, 2)}\n`)
 console.log(`\nwrote ${join('bench-results', 'latest.json')}`)

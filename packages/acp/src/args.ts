@@ -3,11 +3,11 @@ import { DshError, PERMISSION_PRESETS, type ReasoningEffort } from '@dsh/protoco
 
 /** Per-process session defaults of the ACP surface. Flags win over `DSH_*` env, which wins over settings. */
 export interface AcpDefaults {
-  provider?: string
-  model?: string
-  maxTokens?: number
-  permissionMode?: string
-  reasoningEffort?: ReasoningEffort
+  provider?: string | undefined
+  model?: string | undefined
+  maxTokens?: number | undefined
+  permissionMode?: string | undefined
+  reasoningEffort?: ReasoningEffort | undefined
 }
 
 export type AcpCommand = { type: 'serve'; defaults: AcpDefaults } | { type: 'login'; provider?: string } | { type: 'help' }

@@ -161,6 +161,11 @@ export class Bridge {
       .catch((error: unknown) => this.debug(`session/update failed: ${error instanceof Error ? error.message : String(error)}`))
   }
 
+  /** Runs `dispose` when the connection closes. */
+  own(dispose: () => unknown): void {
+    this.disposers.push(() => { void dispose() })
+  }
+
   /** Resolves once every update queued so far is written. */
   flush(): Promise<void> {
     return this.outbox

@@ -68,7 +68,7 @@ export function forkCut(events: readonly SessionEvent[], ref: ForkReference): nu
     matches = [picked]
   }
   if (ref.messageFingerprint !== undefined) {
-    matches = matches.filter((e) => messageFingerprint(textOf((e.data as { content: AssistantBlock[] }).content)) === ref.messageFingerprint)
+    matches = matches.filter((e) => messageFingerprint(textOf((e.data as unknown as { content: AssistantBlock[] }).content)) === ref.messageFingerprint)
     if (!matches.length) throw new ForkError(`the fingerprint does not match assistant message ${JSON.stringify(ref.messageId)}`)
   }
   if (matches.length > 1) throw new ForkError(`assistant message ${JSON.stringify(ref.messageId)} is ambiguous (${matches.length} matches); give messageOccurrence`)

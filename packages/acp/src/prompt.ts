@@ -95,7 +95,8 @@ export function toUserContent(blocks: readonly acp.ContentBlock[]): UserContent[
 
 /** `/name args` when the whole prompt is one text block starting with a slash. */
 export function slashCommand(blocks: readonly acp.ContentBlock[]): { name: string; args: string } | undefined {
-  if (blocks.length !== 1 || blocks[0]!.type !== 'text') return undefined
-  const m = /^\/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+([\s\S]*))?$/.exec(blocks[0].text.trim())
+  const only = blocks.length === 1 ? blocks[0] : undefined
+  if (only?.type !== 'text') return undefined
+  const m = /^\/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+([\s\S]*))?$/.exec(only.text.trim())
   return m ? { name: m[1]!, args: (m[2] ?? '').trim() } : undefined
 }

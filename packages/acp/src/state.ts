@@ -5,6 +5,8 @@ import type { WireOptions } from './wire.js'
 /** The prompt whose turn streams now. Updates of a turn are sent only while its token is open. */
 export interface TurnToken {
   cancelled: boolean
+  /** Aborts a running command (a model turn is aborted through the agent). */
+  abort?: AbortController
   usage: { input: number; output: number; thought: number; cacheRead: number; cacheWrite: number; steps: number }
 }
 

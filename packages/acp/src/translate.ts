@@ -50,7 +50,7 @@ export class SessionProjector {
         return this.announce(callId, name, args)
       }
       case 'tool/result': {
-        const { callId, name, content, isError } = data as { callId: string; name: string } & ToolResult
+        const { callId, name, content, isError } = data as unknown as { callId: string; name: string } & ToolResult
         return this.finish(callId, name, { content, isError })
       }
       case 'todo/write': {

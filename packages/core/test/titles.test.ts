@@ -18,6 +18,9 @@ describe('titleFromText', () => {
     const word = 'x'.repeat(100)
     expect(titleFromText(word)).toBe(`${'x'.repeat(TITLE_MAX - 1)}…`)
     expect(titleFromText('a'.repeat(60))).toBe('a'.repeat(60))
+    // the cut falls exactly at the end of a word: that word stays
+    expect(titleFromText('Why does the parser drop the last token when the input ends without a newline?'))
+      .toBe('Why does the parser drop the last token when the input ends…')
     expect(titleFromText('Why, oh why, does this extremely long question end with a comma, here?')).toBe('Why, oh why, does this extremely long question end with a…')
   })
 

@@ -57,7 +57,9 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.usage
   }
 
-  // optional neighbours, not injected: slash commands and agent presets
+  // optional neighbours, not injected: slash commands and agent presets (rows that may
+  // still be starting when this surface does: wait for the whole tree before going without)
+  if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
   const commands = ctx.get('commands') as CommandRegistry | undefined
   const presets = ctx.get('presets') as PresetService | undefined
   const command = parseCommand(task)

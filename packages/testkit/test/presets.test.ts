@@ -170,15 +170,22 @@ reasoningEffort: high
     expect(session.last('request/header')?.data.config).toEqual({ provider: 'deepseek', model: 'deepseek-reasoner', reasoningEffort: 'high' })
   })
 
-  it('falls back to standard for an unknown default and reports it', async () => {
+  it('falls back to standard for an unknown default or a deleted preset, reporting each once', async () => {
     root = new Context()
     const lines: string[] = []
     root.logger.exporter({ levels: { default: 3 }, export: (m: Message) => { lines.push(`${m.type} [${m.name}] ${format(m.args)}`) } })
-    await root.plugin(memoryStore as never)
-    await root.plugin(sessionsPlugin as never)
-    await root.plugin(promptPlugin as never, { projectInstructions: false } as never)
-    await root.plugin(presetsPlugin as never, { default: 'missing', dir: presetDir } as never)
+    const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
+    await mount(memoryStore)
+    await mount(sessionsPlugin)
+    await mount(promptPlugin, { projectInstructions: false })
+    await mount(presetsPlugin, { default: 'missing', dir: presetDir })
     expect(root.presets.defaultId).toBe('standard')
-    expect(lines).toEqual(['warn [presets] default agent preset "missing" is unknown; using "standard"'])
+    const session = await root.sessions.create({ cwd: presetDir })
+    session.append('agent/preset', { preset: 'deleted' })
+    expect([root.presets.current(session).id, root.presets.current(session).id]).toEqual(['standard', 'standard'])
+    expect(lines).toEqual([
+      'warn [presets] default agent preset "missing" is unknown; using "standard"',
+      `warn [presets] session ${session.id} uses agent preset "deleted", which is no longer defined; using "standard"`,
+    ])
   })
 })

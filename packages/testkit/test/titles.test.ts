@@ -122,7 +122,7 @@ describe('session titles', () => {
   })
 
   it('never blocks the turn, and a failed summary is an ignorable notice', async () => {
-    titler.setScript([{ error: { status: 500, message: 'titler down' }, expect: {} }])
+    titler.setScript([{ error: { status: 500, message: 'titler down' } }])
     const { session, agent } = await tree([{ text: 'answer' }], { summarize: true, provider: 'titler' })
     const notice = nextTitle(session, 'model')
     expect(await agent.followup('fix it')).toMatchObject({ reason: 'completed', text: 'answer' })

@@ -262,6 +262,7 @@ export class Agent {
     await runToolCalls({
       ctx, session, signal,
       lookup: (name) => (this.options.toolFilter && !this.options.toolFilter(name) ? undefined : ctx.tools.get(name, session.id)),
+      ownerOf: (name) => ctx.tools.owner(name, session.id),
       guards: ctx.tools.guards,
       cwd: session.cwd,
       policy: ctx.permission.policy(session),

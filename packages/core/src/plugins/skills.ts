@@ -17,8 +17,8 @@ export const Config = z.object({
 /**
  * `ctx.skills`, the `skill` tool, the `skills` prompt section (order 350) and one
  * `/<skill>` command per skill (when commands are mounted).
- * - The session's workspace is rescanned at every turn start: skills added or edited
- *   appear from the next turn; the listing never changes within a turn.
+ * - The launch directory is scanned at start; a session's workspace is rescanned at every
+ *   turn start: skills added or edited appear from the next turn, never within one.
  * - The `skill` tool is registered while any scanned workspace has skills; the prompt
  *   lists a workspace's skills (`name: description` only) when that tool is offered.
  * - Broken SKILL.md files are skipped: logged once, and a `notice` (source `skills`) is
@@ -54,20 +54,28 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
     if (problems.length) queueMicrotask(() => reportProblems(session, problems))
   })
 
+  // the launch directory is scanned up front, so `/skill` commands exist before a first turn;
+  // a surface opening a session elsewhere may call `ctx.skills.refresh(cwd)` to the same end
+  ctx.effect(() => {
+    skills.refresh(process.cwd())
+    return () => {}
+  }, 'skills.scan(process.cwd)')
+
   ctx.inject(['commands'], (c) => {
-    const registered = new Map<string, () => void>()
+    const registered = new Map<string, { description: string; dispose: () => void }>()
     const refused = new Set<string>()
     const sync = () => {
       const names = new Set(skills.names())
-      for (const [name, dispose] of registered) {
-        if (names.has(name)) continue
-        dispose()
+      for (const [name, entry] of registered) {
+        if (names.has(name) && entry.description === describe(skills, name)) continue
+        entry.dispose()
         registered.delete(name)
       }
       for (const name of names) {
         if (registered.has(name) || refused.has(name)) continue
+        const spec = skillCommand(skills, name)
         try {
-          registered.set(name, c.commands.register(skillCommand(skills, name)))
+          registered.set(name, { description: spec.description, dispose: c.commands.register(spec) })
         } catch (error) {
           refused.add(name)
           c.logger('skills').warn('skill "%s" cannot be a command: %s', name, (error as Error).message)
@@ -81,9 +89,8 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
 
 /** `/<name> [args]`: sends the skill's instructions (and the arguments) to the agent as a prompt. */
 export function skillCommand(skills: SkillService, name: string): CommandSpec {
-  const description = findDescription(skills, name)
   return {
-    name, description: description || `Run the ${name} skill`, argumentHint: '[arguments]', source: 'skill',
+    name, description: describe(skills, name), argumentHint: '[arguments]', source: 'skill',
     async run({ session, agent, args }) {
       const skill = skills.get(session.cwd, name)
       if (!skill) return { reply: `This workspace has no skill named "${name}".` }
@@ -92,12 +99,13 @@ export function skillCommand(skills: SkillService, name: string): CommandSpec {
   }
 }
 
-function findDescription(skills: SkillService, name: string): string {
-  for (const cwd of skills.workspaces()) {
+/** The description of the skill in the most recently scanned workspace that has it. */
+function describe(skills: SkillService, name: string): string {
+  for (const cwd of skills.workspaces().reverse()) {
     const skill = skills.get(cwd, name)
     if (skill) return skill.description
   }
-  return ''
+  return `Run the ${name} skill`
 }
 
 function reportProblems(session: Session, problems: readonly SkillProblem[]): void {

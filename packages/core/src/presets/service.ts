@@ -35,6 +35,8 @@ export interface PresetServiceOptions {
  */
 export class PresetService extends Service {
   private readonly byId = new Map<string, AgentPreset>()
+  /** Sessions already warned about a logged preset that no longer exists. */
+  private readonly warned = new Set<string>()
   /** Broken user preset files (each also reported through the logger). */
   readonly problems: PresetProblem[] = []
   readonly defaultId: string
@@ -78,7 +80,10 @@ export class PresetService extends Service {
     if (logged !== undefined) {
       const preset = this.byId.get(logged)
       if (preset) return preset
-      this.ctx.logger('presets').warn('session %s uses agent preset "%s", which is no longer defined; using "%s"', session.id, logged, this.defaultId)
+      if (!this.warned.has(session.id)) {
+        this.warned.add(session.id)
+        this.ctx.logger('presets').warn('session %s uses agent preset "%s", which is no longer defined; using "%s"', session.id, logged, this.defaultId)
+      }
     }
     return this.get(this.defaultId)
   }

@@ -39,7 +39,7 @@ export class SkillService extends Service {
     return (this.scans.get(cwd) ?? this.refresh(cwd)).problems
   }
 
-  /** The workspaces scanned so far. */
+  /** The workspaces scanned so far, least recently scanned first. */
   workspaces(): string[] {
     return [...this.scans.keys()]
   }
@@ -55,6 +55,7 @@ export class SkillService extends Service {
   refresh(cwd: string): SkillScan {
     const scan = scanSkills(skillRoots(cwd, this.home))
     const previous = this.scans.get(cwd)
+    this.scans.delete(cwd)
     this.scans.set(cwd, scan)
     for (const problem of scan.problems) {
       const key = `${problem.file}\u0000${problem.message}`

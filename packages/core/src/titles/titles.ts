@@ -25,7 +25,8 @@ export function titleFromText(text: string): string | undefined {
   const chars = [...clean]
   if (chars.length <= TITLE_MAX) return clean
   const cut = chars.slice(0, TITLE_MAX - 1).join('')
-  const space = cut.lastIndexOf(' ')
+  // the cut already ends a word when the next character is a space
+  const space = chars[TITLE_MAX - 1] === ' ' ? cut.length : cut.lastIndexOf(' ')
   const head = space >= TITLE_MAX / 3 ? cut.slice(0, space) : cut
   return `${head.replace(/[\s,.;:!?-]+$/, '')}…`
 }
@@ -55,7 +56,7 @@ export async function summarizeTitle(llm: LlmService, config: ModelConfig, promp
     else if (chunk.type === 'finish' && chunk.reason === 'error') throw new Error(chunk.error ? `${chunk.error.code}: ${chunk.error.message}` : 'the title request failed')
     else if (chunk.type === 'finish' && chunk.reason === 'aborted') throw new Error('the title request was aborted')
   }
-  const title = titleFromText(text)
+  const title = titleFromText(text)?.replace(/\.+$/, '')
   if (!title) throw new Error('the model returned an empty title')
   return title
 }

@@ -38,6 +38,8 @@ export interface PipelineEnv {
   ctx: Context
   session: Session
   lookup(name: string): ToolDefinition | undefined
+  /** The context a tool's body runs with (its registering plugin's); `ctx` when unknown. */
+  ownerOf?(name: string): Context | undefined
   guards: readonly ToolGuard[]
   signal: AbortSignal
   cwd: string
@@ -98,7 +100,7 @@ async function runOne(env: PipelineEnv, call: ToolInvocation): Promise<ToolResul
   const outcome = await ctx.waterfall('tools/execute', call, async (): Promise<ToolOutcome> => {
     try {
       return { ok: true, value: await call.tool.execute(call.args, {
-        callId: call.callId, sessionId: call.sessionId, cwd: env.cwd, policy: env.policy, signal, ctx,
+        callId: call.callId, sessionId: call.sessionId, cwd: env.cwd, policy: env.policy, signal, ctx: env.ownerOf?.(call.name) ?? ctx,
         requestApproval: (request) => env.requestApproval({ ...request, callId: call.callId, tool: call.name }, signal),
         log: (type, data, opts) => { env.session.append(type, data, opts) },
         progress: (update) => env.onProgress?.(call.callId, update),

@@ -17,7 +17,7 @@ declare module '@deepseek-ai/cordis' {
  * the returned disposer (or the registering plugin's unload) removes them.
  */
 export class ToolRegistry extends Service {
-  private readonly tools = new Map<string, { tool: ToolDefinition; schema: ToolSchema; sessionId?: string }>()
+  private readonly tools = new Map<string, { tool: ToolDefinition; schema: ToolSchema; owner: Context; sessionId?: string }>()
   private readonly guardList: ToolGuard[] = []
 
   constructor(ctx: Context) {
@@ -33,7 +33,9 @@ export class ToolRegistry extends Service {
     if (this.tools.has(key) || (options.sessionId && this.tools.has(tool.name))) {
       throw new DshError('DUPLICATE_TOOL', `a tool named "${tool.name}" is already registered`)
     }
-    const entry = { tool, schema: toolSchema(tool), ...(options.sessionId ? { sessionId: options.sessionId } : {}) }
+    // `this.ctx` is the registering plugin's context (cordis traces service access): the tool's
+    // body later runs with it as `call.ctx`, so it reaches exactly the seams its plugin injects.
+    const entry = { tool, schema: toolSchema(tool), owner: this.ctx, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }
     this.tools.set(key, entry)
     this.ctx.emit('tools/changed')
     return () => {
@@ -59,6 +61,11 @@ export class ToolRegistry extends Service {
   /** A tool visible to the session (global, or registered for it). */
   get(name: string, sessionId?: string): ToolDefinition | undefined {
     return this.tools.get(name)?.tool ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`)?.tool : undefined)
+  }
+
+  /** The context of the plugin that registered the tool. */
+  owner(name: string, sessionId?: string): Context | undefined {
+    return this.tools.get(name)?.owner ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`)?.owner : undefined)
   }
 
   names(sessionId?: string): string[] {

@@ -1,0 +1,313 @@
+import { statSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import type * as acp from '@agentclientprotocol/sdk/unstable'
+import type { AgentOptions, Session } from '@dsh/core'
+import { DshError, type ReasoningEffort } from '@dsh/protocol'
+import { requireCredentials } from './auth.js'
+import type { Bridge } from './bridge.js'
+import {
+  AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
+} from './config.js'
+import { invalidParams, sessionNotFound } from './errors.js'
+import { forkCut, parseForkMeta } from './fork.js'
+import { replayUpdates, titleOf } from './history.js'
+import type { SessionState } from './state.js'
+import { SessionProjector } from './translate.js'
+
+/** An absolute, existing directory, or -32602 naming the field. */
+function directory(path: string, field: string): string {
+  if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${JSON.stringify(path)}`)
+  let isDir = false
+  try {
+    isDir = statSync(path).isDirectory()
+  } catch {
+    // reported below
+  }
+  if (!isDir) throw invalidParams(`${field} ${JSON.stringify(path)} is not an existing directory`)
+  return path
+}
+
+const EFFORTS = new Set<string>(['off', 'low', 'medium', 'high', 'max'])
+const effortOf = (value: string | undefined) => (value && EFFORTS.has(value) ? value as ReasoningEffort : undefined)
+
+/**
+ * Agent options for a session: the agent preset's, then the process defaults (flags,
+ * env) — and for a new session the product settings. A stored session keeps the model
+ * it logged unless a flag says otherwise.
+ */
+export function agentOptions(b: Bridge, session: Session | undefined, fresh: boolean): AgentOptions {
+  const d = b.options.defaults
+  const presets = b.ctx.get('presets')
+  const preset: AgentOptions = presets ? presets.agentOptions(session ? presets.current(session) : presets.get(presets.defaultId)) : {}
+  if (!fresh) return { toolFilter: preset.toolFilter, provider: d.provider, model: d.model, maxTokens: d.maxTokens, reasoningEffort: d.reasoningEffort }
+  const settings = b.ctx.settings.get()
+  const chosenProvider = b.providerOverride ?? d.provider
+  return {
+    toolFilter: preset.toolFilter,
+    provider: chosenProvider ?? settings.provider ?? preset.provider,
+    model: d.model ?? (chosenProvider ? undefined : settings.model ?? preset.model),
+    maxTokens: d.maxTokens,
+    reasoningEffort: d.reasoningEffort ?? effortOf(settings.reasoningEffort) ?? preset.reasoningEffort,
+  }
+}
+
+/** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */
+function adopt(b: Bridge, session: Session, fresh: boolean): SessionState {
+  b.host.claim(session.id, b)
+  const agent = b.ctx.agents.create(session, agentOptions(b, session, fresh))
+  const wire = { terminalOutput: b.terminalCards, cwd: session.cwd }
+  const state: SessionState = {
+    id: session.id, session, agent, wire, live: new SessionProjector(wire, b.presenter, 'live'),
+    turn: undefined, tail: Promise.resolve(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
+  }
+  b.states.set(session.id, state)
+  return state
+}
+
+/** After the reply: the session's commands, its title and the notices logged while it was set up. */
+function release(b: Bridge, state: SessionState, fromSeq: number): void {
+  setImmediate(() => {
+    if (b.states.get(state.id) !== state) return
+    state.quiet = false
+    b.sendCommands(state)
+    const title = titleOf(state.session.events)
+    if (title) b.send(state.id, { sessionUpdate: 'session_info_update', title })
+    for (const event of state.session.events.slice(fromSeq)) {
+      if (event.type === 'notice') {
+        const { level, message } = event.data as { level: string; message: string }
+        b.sendNotice(state, level, message)
+      }
+    }
+  })
+}
+
+type McpSpec = { name: string; spec: Record<string, unknown> }
+
+/** ACP MCP servers → harness specs (stdio and http); anything else is -32602 before anything runs. */
+function mcpSpecs(servers: readonly acp.McpServer[] | undefined): McpSpec[] {
+  return (servers ?? []).map((server, i) => {
+    const pairs = (list: readonly { name: string; value: string }[]) => Object.fromEntries(list.map((e) => [e.name, e.value]))
+    if ('type' in server && server.type === 'http') return { name: server.name, spec: { type: 'http', url: server.url, headers: pairs(server.headers) } }
+    if ('command' in server) return { name: server.name, spec: { type: 'stdio', command: server.command, args: server.args, env: pairs(server.env) } }
+    throw invalidParams(`mcpServers[${i}] (${server.name}): transport ${JSON.stringify((server as { type?: string }).type)} is not supported (stdio and http are)`)
+  })
+}
+
+/** Per-session MCP servers as `mcp__<server>__<tool>`; a broken one is a notice, never fatal. */
+async function mountMcp(b: Bridge, state: SessionState, specs: readonly McpSpec[]): Promise<void> {
+  if (!specs.length) return
+  const mcp = b.ctx.get('mcp')
+  if (!mcp) {
+    for (const s of specs) state.session.append('notice', { level: 'warn', message: `MCP server ${s.name} was not started: this dsh composition has no MCP client (@dsh/mcp/client)`, source: 'acp' })
+    return
+  }
+  await Promise.all(specs.map((s) => mcp.mount(s.name, s.spec as never, { sessionId: state.id })))
+}
+
+function setRoots(state: SessionState, dirs: readonly string[] | undefined): void {
+  if (!dirs?.length) return
+  const roots = dirs.map((d, i) => directory(d, `additionalDirectories[${i}]`))
+  state.session.append('workspace/roots', { roots })
+}
+
+export function modesOf(b: Bridge, state: SessionState): acp.SessionModeState {
+  return modeState(b.ctx.permission.presets(), b.ctx.permission.current(state.session).id)
+}
+
+export function configOptionsOf(b: Bridge, state: SessionState): acp.SessionConfigOption[] {
+  const config = state.agent.modelConfig()
+  const presets = b.ctx.get('presets')
+  return configOptions({
+    presets: b.ctx.permission.presets(),
+    mode: b.ctx.permission.current(state.session).id,
+    providers: b.ctx.llm.listProviders(),
+    provider: config.provider,
+    model: config.model,
+    effort: config.reasoningEffort,
+    ...(presets ? { agents: { list: presets.list(), current: presets.current(state.session).id } } : {}),
+  })
+}
+
+function describe(b: Bridge, state: SessionState): { modes: acp.SessionModeState; configOptions: acp.SessionConfigOption[] } {
+  return { modes: modesOf(b, state), configOptions: configOptionsOf(b, state) }
+}
+
+export async function newSession(b: Bridge, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
+  const cwd = directory(p.cwd, 'cwd')
+  const dirs = (p.additionalDirectories ?? []).map((d, i) => directory(d, `additionalDirectories[${i}]`))
+  const specs = mcpSpecs(p.mcpServers)
+  requireCredentials(b, b.ctx.llm.defaults({ provider: agentOptions(b, undefined, true).provider }).provider)
+  const session = await b.ctx.sessions.create({ cwd })
+  let state: SessionState
+  try {
+    const mode = b.options.defaults.permissionMode ?? b.ctx.settings.get().permissionMode
+    b.ctx.permission.set(session, mode && b.ctx.permission.presets().some((x) => x.id === mode) ? mode : b.ctx.permission.current(session).id)
+    state = adopt(b, session, true)
+    setRoots(state, dirs)
+    await mountMcp(b, state, specs)
+    await session.flush()
+  } catch (error) {
+    await dropState(b, session)
+    throw error
+  }
+  release(b, state, 0)
+  return { sessionId: session.id, ...describe(b, state) }
+}
+
+async function dropState(b: Bridge, session: Session): Promise<void> {
+  if (b.states.get(session.id)?.session === session) {
+    b.states.delete(session.id)
+    b.ctx.agents.remove(session.id)
+    await b.ctx.get('mcp')?.unmountSession(session.id)
+    b.host.release(session.id, b)
+  }
+  await session.close()
+}
+
+/** Opens a stored session on this connection (lock + load + repair), or returns the open one. */
+export async function ensureSession(b: Bridge, sessionId: string): Promise<SessionState> {
+  const open = b.states.get(sessionId)
+  if (open) return open
+  b.host.claim(sessionId, b)
+  let session: Session
+  try {
+    session = await b.ctx.sessions.open(sessionId)
+  } catch (error) {
+    b.host.release(sessionId, b)
+    throw error
+  }
+  const state = adopt(b, session, false)
+  release(b, state, session.events.length)
+  return state
+}
+
+/** `session/load` (replay: the whole log as updates, before the reply) and `session/resume` (no replay). */
+export async function openSession(b: Bridge, p: acp.LoadSessionRequest | acp.ResumeSessionRequest, replay: boolean): Promise<acp.LoadSessionResponse> {
+  directory(p.cwd, 'cwd')
+  const specs = mcpSpecs(p.mcpServers)
+  const known = b.states.get(p.sessionId)
+  const state = known ?? await ensureSession(b, p.sessionId)
+  if (!known) {
+    setRoots(state, p.additionalDirectories)
+    await mountMcp(b, state, specs)
+  }
+  if (replay) {
+    for (const update of replayUpdates(state.session.events, state.wire, b.presenter)) b.send(state.id, update)
+    await b.flush()
+  }
+  return describe(b, state)
+}
+
+export function requireState(b: Bridge, sessionId: string): SessionState {
+  const state = b.states.get(sessionId)
+  if (!state) throw sessionNotFound(sessionId)
+  return state
+}
+
+export async function closeSession(b: Bridge, p: { sessionId: string }): Promise<acp.CloseSessionResponse> {
+  const state = requireState(b, p.sessionId)
+  b.states.delete(state.id)
+  if (state.turn) state.turn.cancelled = true
+  if (state.outputTimer) clearTimeout(state.outputTimer)
+  state.agent.cancel()
+  await state.agent.idle()
+  b.ctx.agents.remove(state.id)
+  await b.ctx.get('mcp')?.unmountSession(state.id)
+  await state.session.close()
+  b.host.release(state.id, b)
+  return {}
+}
+
+/** Cursor: base64url of the offset into the newest-first list. */
+function readCursor(cursor: string | null | undefined): number {
+  if (!cursor) return 0
+  const offset = Number(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${JSON.stringify(cursor)} is not one this agent returned`)
+  return offset
+}
+
+export async function listSessions(b: Bridge, p: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
+  if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${JSON.stringify(p.cwd)}`)
+  const all = await b.ctx.sessions.list(p.cwd ? { cwd: p.cwd } : undefined)
+  const offset = readCursor(p.cursor)
+  const page = all.slice(offset, offset + b.options.pageSize)
+  const next = offset + page.length
+  return {
+    sessions: page.map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title ?? null, updatedAt: new Date(s.updatedAt).toISOString() })),
+    nextCursor: next < all.length ? Buffer.from(String(next)).toString('base64url') : null,
+  }
+}
+
+export async function forkSession(b: Bridge, p: acp.ForkSessionRequest): Promise<acp.ForkSessionResponse> {
+  const ref = parseForkMeta(p._meta)
+  directory(p.cwd, 'cwd')
+  const specs = mcpSpecs(p.mcpServers)
+  const events = b.states.get(p.sessionId)?.session.events ?? (await b.ctx.sessions.read(p.sessionId)).events
+  const uptoSeq = ref ? forkCut(events, ref) : undefined
+  const session = await b.ctx.sessions.fork(p.sessionId, { cwd: p.cwd, ...(uptoSeq !== undefined ? { uptoSeq } : {}) })
+  let state: SessionState
+  try {
+    state = adopt(b, session, false)
+    setRoots(state, p.additionalDirectories)
+    await mountMcp(b, state, specs)
+  } catch (error) {
+    await dropState(b, session)
+    throw error
+  }
+  release(b, state, session.events.length)
+  return { sessionId: session.id, ...describe(b, state) }
+}
+
+export function setMode(b: Bridge, p: acp.SetSessionModeRequest): acp.SetSessionModeResponse {
+  const state = requireState(b, p.sessionId)
+  state.quiet = false
+  b.ctx.permission.set(state.session, p.modeId)
+  return {}
+}
+
+export function setConfigOption(b: Bridge, p: acp.SetSessionConfigOptionRequest): acp.SetSessionConfigOptionResponse {
+  const state = requireState(b, p.sessionId)
+  state.quiet = false
+  const value = p.value
+  if (typeof value !== 'string') throw invalidParams(`config option ${JSON.stringify(p.configId)} takes a string value`)
+  const { agent, session } = state
+  switch (p.configId) {
+    case MODE_CONFIG_ID:
+      b.ctx.permission.set(session, value)
+      break
+    case MODEL_CONFIG_ID: {
+      const selected = parseModelValue(b.ctx.llm.listProviders(), value)
+      if (!selected) throw invalidParams(`unknown model ${JSON.stringify(value)}`)
+      agent.setModel(selected)
+      break
+    }
+    case EFFORT_CONFIG_ID: {
+      if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${JSON.stringify(value)} (one of ${EFFORT_VALUES.join(', ')})`)
+      const { provider, model } = agent.modelConfig()
+      if (value === 'default') {
+        // setModel keeps the previous effort; log a selection without one
+        agent.options = { ...agent.options, reasoningEffort: undefined }
+        session.append('model/select', { provider, model })
+      } else {
+        agent.setModel({ provider, model, reasoningEffort: value as ReasoningEffort })
+      }
+      break
+    }
+    case AGENT_CONFIG_ID: {
+      const presets = b.ctx.get('presets')
+      if (!presets) throw invalidParams('this composition has no agent presets')
+      try {
+        presets.set(session, value)
+      } catch (error) {
+        throw invalidParams(error instanceof DshError ? error.message : String(error))
+      }
+      // only before the first turn: the new agent takes the preset's tools and model (flags still win)
+      state.agent = b.ctx.agents.create(session, agentOptions(b, session, true))
+      b.sendConfig(state)
+      break
+    }
+    default:
+      throw invalidParams(`unknown config option ${JSON.stringify(p.configId)}`)
+  }
+  return { configOptions: configOptionsOf(b, state) }
+}

@@ -1,0 +1,2 @@
+export * from './semaphore.js'
+export * from './task.js'
