@@ -39,6 +39,8 @@ const OUTPUT_FLUSH_MS = 40
  */
 export class Bridge {
   readonly states = new Map<string, SessionState>()
+  /** Stored sessions being opened (shared by concurrent requests). */
+  readonly opening = new Map<string, Promise<SessionState>>()
   /** session/cancel count per session id: a prompt that arrived before a cancel answers `cancelled`. */
   readonly epochs = new Map<string, number>()
   caps: acp.ClientCapabilities = {}

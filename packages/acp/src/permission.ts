@@ -13,9 +13,10 @@ export const PERMISSION_OPTIONS = { 'allow-once': 'allow-once', 'allow-always': 
  * reason it is asked), with allow-once, allow-always (labelled with the scope it covers,
  * when the question has one) and reject.
  */
-export function permissionRequest(sessionId: string, request: ApprovalRequest & { id: string }, card: CallCard | undefined, cwd: string): acp.RequestPermissionRequest {
+export function permissionRequest(sessionId: string, request: ApprovalRequest & { id: string }, callCard: CallCard | undefined, cwd: string): acp.RequestPermissionRequest {
   const toolCallId = request.callId ?? request.id
-  const shown: CallCard = card ?? { card: 'generic', title: request.title }
+  // the question's own card (e.g. an escalation), else the card of the call it is about
+  const shown: CallCard = request.card ?? callCard ?? { card: 'generic', title: request.title }
   // A permission dialog shows the call as text: never a display terminal (it has no output yet).
   const wire = callToWire(toolCallId, shown, request.rawInput ?? null, { cwd, terminalOutput: false })
   const content = [...(wire.content ?? [])]
@@ -50,8 +51,8 @@ export function outcomeOf(response: acp.RequestPermissionResponse): ApprovalOutc
  */
 export async function askPermission(b: Bridge, state: SessionState, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
   if (signal.aborted) return 'cancelled'
-  const card = request.card ?? (request.callId ? state.live.callCard(request.callId) : undefined)
-  const params = permissionRequest(state.id, request, card, state.session.cwd)
+  const callCard = request.callId ? state.live.callCard(request.callId) : undefined
+  const params = permissionRequest(state.id, request, callCard, state.session.cwd)
   b.debug(`-> session/request_permission ${state.id} ${params.toolCall.toolCallId}`)
   try {
     const response = await b.client.request('session/request_permission', params, { cancellationSignal: signal, stopWaitingOnCancel: true })

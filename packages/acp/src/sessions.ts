@@ -164,10 +164,22 @@ async function dropState(b: Bridge, session: Session): Promise<void> {
   await session.close()
 }
 
-/** Opens a stored session on this connection (lock + load + repair), or returns the open one. */
-export async function ensureSession(b: Bridge, sessionId: string): Promise<SessionState> {
+/**
+ * Opens a stored session on this connection (lock + load + repair), or returns the open
+ * one. Concurrent calls for one id share the opening.
+ */
+export function ensureSession(b: Bridge, sessionId: string): Promise<SessionState> {
   const open = b.states.get(sessionId)
-  if (open) return open
+  if (open) return Promise.resolve(open)
+  let pending = b.opening.get(sessionId)
+  if (!pending) {
+    pending = openStored(b, sessionId).finally(() => b.opening.delete(sessionId))
+    b.opening.set(sessionId, pending)
+  }
+  return pending
+}
+
+async function openStored(b: Bridge, sessionId: string): Promise<SessionState> {
   b.host.claim(sessionId, b)
   let session: Session
   try {

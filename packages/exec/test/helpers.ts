@@ -53,7 +53,8 @@ export function processesInGroup(pgid: number): number[] {
       continue
     }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) found.push(Number(entry))
+    // a process already in the kernel's exit path (PF_EXITING) runs no more user code
+    if (fields[0] !== 'Z' && Number(fields[2]) === pgid && (Number(fields[6]) & 0x4) === 0) found.push(Number(entry))
   }
   return found
 }

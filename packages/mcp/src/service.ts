@@ -1,7 +1,8 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { SessionManager } from '@dsh/core'
 import { ServerSpec, type Config, type ServerSpecInput } from './config.js'
-import { McpConnection, type ConnectionHost, type McpServerInfo } from './connection.js'
+// The SDK is loaded on the first mount, not at boot: most profiles configure no server.
+import type { McpConnection, ConnectionHost, McpServerInfo } from './connection.js'
 
 /** A user-visible report about an MCP server (start failure, death, refused tools). */
 export interface McpNotice {
@@ -51,6 +52,7 @@ export class McpService extends Service {
   async mount(name: string, spec: ServerSpecInput, options: MountOptions = {}): Promise<McpConnection> {
     const sessionId = options.sessionId
     const parsed = ServerSpec.safeParse(spec)
+    const { McpConnection } = await import('./connection.js')
     const connection = new McpConnection(name, parsed.success ? parsed.data : { type: 'stdio', command: '(invalid)', args: [], env: {} }, sessionId, this.host())
     this.connections.add(connection)
     if (this.state.disposed) {

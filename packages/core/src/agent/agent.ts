@@ -49,6 +49,11 @@ export class Agent {
     this.turnCount = session.events.reduce((n, e) => (e.type === 'turn/start' ? n + 1 : n), 0)
   }
 
+  /** The running turn's abort signal (undefined when idle). */
+  get signal(): AbortSignal | undefined {
+    return this.controller?.signal
+  }
+
   get busy(): boolean {
     return !!this.driver
   }

@@ -8,8 +8,17 @@ export function estimateText(text: string): number {
   return Math.ceil(text.length / 4)
 }
 
+/** Derived messages are reused across steps (the fold is incremental): estimate each once. */
+const estimates = new WeakMap<ModelMessage, number>()
+
 /** Pure estimate of one history message: its JSON form, images at a flat rate. */
 export function estimateMessage(message: ModelMessage): number {
+  let cached = estimates.get(message)
+  if (cached === undefined) estimates.set(message, cached = measure(message))
+  return cached
+}
+
+function measure(message: ModelMessage): number {
   let images = 0
   // image parts carry their bytes in `data`: count them flat instead of by length
   const json = JSON.stringify(message, (key, value: unknown) => {

@@ -86,7 +86,8 @@ export class CredentialsService extends Service {
   error: DshError | undefined
   private current: Credentials = { version: CREDENTIALS_VERSION, providers: {} }
 
-  constructor(ctx: Context, readonly file: string, private readonly env: Record<string, string | undefined> = process.env) {
+  // the environment is read once (process.env reads are slow, and it does not change under us)
+  constructor(ctx: Context, readonly file: string, private readonly env: Record<string, string | undefined> = { ...process.env }) {
     super(ctx, 'credentials')
     this.reload()
     watchFile(ctx, file, () => { this.reload(); ctx.emit('credentials/changed') }, 'credentials')

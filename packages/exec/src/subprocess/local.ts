@@ -78,7 +78,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         for (const t of timers) clearTimeout(t)
         options.signal?.removeEventListener('abort', onAbort)
         const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
-        if (pgid === undefined || !groupHasLiveMembers(pgid)) {
+        if (pgid === undefined || !groupHasLiveMembers(pgid, false)) {
           if (pgid !== undefined) this.live.delete(pgid)
           return resolve(done)
         }

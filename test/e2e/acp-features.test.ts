@@ -1,0 +1,207 @@
+// `dsh --profile acp`: MCP servers per session, auth methods (browser page, gateway),
+// slash commands, images, steering, modes and config options — against the built binary.
+import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ROOT } from './helpers/dsh.js'
+import { acpEnv, protocolErrors, rpcError, sessionUpdates, startAcp, until, type AcpEnv, type AcpProcess } from './helpers/acp.js'
+
+let model: MockModel
+let setup: AcpEnv
+const running: AcpProcess[] = []
+
+beforeEach(async () => {
+  model = await startMockModel()
+  setup = acpEnv(model.url)
+})
+afterEach(async () => {
+  for (const p of running.splice(0)) {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.stdin!.end()
+      const exited = await Promise.race([p.exited, new Promise((r) => setTimeout(r, 3000, 'timeout'))])
+      if (exited === 'timeout') p.child.kill('SIGKILL')
+    }
+    expect(p.junk).toEqual([])
+    expect(p.violations).toEqual([])
+  }
+  await model.close()
+  expect(protocolErrors.splice(0)).toEqual([])
+})
+
+function start(script: Script): AcpProcess {
+  model.setScript(script)
+  const p = startAcp(setup)
+  running.push(p)
+  return p
+}
+
+const ask = (p: AcpProcess, sessionId: string, text: string) => p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
+const newSession = async (p: AcpProcess) => (await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })).sessionId
+const texts = (p: AcpProcess, sessionId: string) => sessionUpdates(p, sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => (u as { content: { text: string } }).content.text).join('')
+
+/** A 1×1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+
+describe('dsh --profile acp: MCP servers per session', () => {
+  it('mounts stdio servers as mcp__<server>__<tool>; a broken one is a notice, never fatal', async () => {
+    const fixture = join(ROOT, 'packages', 'mcp', 'test', 'fixtures', 'server.mjs')
+    const p = start([
+      { toolCalls: [{ id: 'm1', name: 'mcp__fx__echo', arguments: { text: 'over mcp' } }], expect: { toolsInclude: ['mcp__fx__echo', 'mcp__fx__add'] } },
+      { text: 'done', expect: { lastToolResultIncludes: 'echo: over mcp' } },
+    ])
+    await p.initialize({ session: { notices: {} } })
+    const { sessionId } = await p.agent.request('session/new', {
+      cwd: setup.cwd,
+      mcpServers: [
+        { name: 'fx', command: process.execPath, args: [fixture], env: [] },
+        { name: 'broken', command: join(setup.cwd, 'no-such-server'), args: [], env: [] },
+      ],
+    })
+    await until(() => sessionUpdates(p, sessionId).some((u) => u.sessionUpdate === 'notice'), 10_000, 'the notice')
+    expect(sessionUpdates(p, sessionId).find((u) => u.sessionUpdate === 'notice')).toMatchObject({ severity: expect.stringMatching(/warning|error/), title: expect.stringContaining('broken') })
+    expect(await ask(p, sessionId, 'use mcp')).toMatchObject({ stopReason: 'end_turn' })
+    expect(model.failures).toEqual([])
+  })
+})
+
+describe('dsh --profile acp: authentication', () => {
+  it('browser: the key is posted to a one-time page on 127.0.0.1, never across ACP', async () => {
+    setup.env.DEEPSEEK_API_KEY = ''
+    const p = start([{ text: 'logged in' }])
+    let pageStatus = 0
+    let url = ''
+    p.elicit = async (request) => {
+      url = (request as { url: string }).url
+      pageStatus = (await fetch(url)).status
+      const posted = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'apiKey=sk-from-browser' })
+      expect(posted.status).toBe(200)
+      return { action: 'accept' }
+    }
+    const init = await p.initialize({ elicitation: { url: {} } })
+    expect(init.authMethods?.map((m) => m.id)).toEqual(['api-key', 'browser'])
+    await p.agent.request('authenticate', { methodId: 'browser' })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\/[A-Za-z0-9_-]{43}$/)
+    expect(pageStatus).toBe(200)
+    expect(p.completedElicitations).toHaveLength(1)
+    expect(readFileSync(join(setup.home, '.credentials.yaml'), 'utf8')).toContain('sk-from-browser')
+    expect(JSON.stringify(p.frames)).not.toContain('sk-from-browser')
+    await expect(fetch(url)).rejects.toThrow()
+    expect(await ask(p, await newSession(p), 'hi')).toMatchObject({ stopReason: 'end_turn' })
+  })
+
+  it('browser: a declined page fails with auth_required', async () => {
+    setup.env.DEEPSEEK_API_KEY = ''
+    const p = start([])
+    await p.initialize({ elicitation: { url: {} } })
+    expect((await rpcError(p.agent.request('authenticate', { methodId: 'browser' }))).code).toBe(-32000)
+    expect(existsSync(join(setup.home, '.credentials.yaml'))).toBe(false)
+  })
+
+  it('gateway (opt-in): a custom OpenAI-compatible endpoint with its headers', async () => {
+    setup.env.DEEPSEEK_API_KEY = ''
+    const p = start([{ text: 'via gateway' }])
+    const init = await p.initialize({ auth: { _meta: { gateway: true } } })
+    expect(init.authMethods?.map((m) => m.id)).toEqual(['api-key', 'gateway'])
+    await p.agent.request('authenticate', { methodId: 'gateway', _meta: { gateway: { baseUrl: model.url, headers: { 'X-Tenant': 'acme', Authorization: 'Bearer gw-key' }, model: 'gw-model' } } })
+    const sessionId = await newSession(p)
+    expect(await ask(p, sessionId, 'hi')).toMatchObject({ stopReason: 'end_turn' })
+    expect(model.requests[0]).toMatchObject({ headers: { 'x-tenant': 'acme', authorization: '<redacted>' }, body: { model: 'gw-model' } })
+  })
+})
+
+describe('dsh --profile acp: prompt features', () => {
+  it('slash commands run without a model turn and are listed', async () => {
+    const p = start([])
+    await p.initialize()
+    const sessionId = await newSession(p)
+    await until(() => sessionUpdates(p, sessionId).some((u) => u.sessionUpdate === 'available_commands_update'), 5000, 'the command list')
+    const list = sessionUpdates(p, sessionId).find((u) => u.sessionUpdate === 'available_commands_update') as { availableCommands: { name: string }[] }
+    expect(list.availableCommands.map((c) => c.name)).toEqual(expect.arrayContaining(['status', 'model', 'permission']))
+    expect(await ask(p, sessionId, '/status')).toEqual({ stopReason: 'end_turn' })
+    expect(texts(p, sessionId)).toContain(sessionId)
+    expect(await ask(p, sessionId, '/no-such-command')).toEqual({ stopReason: 'end_turn' })
+    expect(texts(p, sessionId)).toContain('Unknown command /no-such-command')
+    expect(model.requests).toEqual([])
+  })
+
+  it('images are validated and reach the model; a wrong type is -32602', async () => {
+    const p = start([{ text: 'a pixel' }])
+    await p.initialize()
+    const sessionId = await newSession(p)
+    const reply = await p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'what is this?' }, { type: 'image', mimeType: 'image/png', data: PNG }] })
+    expect(reply).toMatchObject({ stopReason: 'end_turn' })
+    expect(JSON.stringify(model.requests[0]!.body)).toContain(PNG)
+    const wrong = await rpcError(p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'image', mimeType: 'image/jpeg', data: PNG }] }))
+    expect(wrong).toEqual({ code: -32602, message: 'Invalid params: prompt[0]: image bytes are not image/jpeg' })
+    expect(model.requests).toHaveLength(1)
+  })
+
+  it('steering injects into the running turn; when idle a prompt is required', async () => {
+    const p = start([
+      { toolCalls: [{ id: 'st1', name: 'bash', arguments: { command: 'sleep 0.5' } }] },
+      { text: 'took it into account', expect: { lastUserTextIncludes: 'also check the README' } },
+    ])
+    await p.initialize()
+    const sessionId = await newSession(p)
+    expect(await p.agent.request('_session/steering', { sessionId, prompt: [{ type: 'text', text: 'x' }] })).toEqual({ outcome: 'promptRequired', reason: 'noRunningTurn' })
+    const turn = ask(p, sessionId, 'work')
+    await until(() => sessionUpdates(p, sessionId).some((u) => u.sessionUpdate === 'tool_call'), 10_000, 'the tool call')
+    expect(await p.agent.request('_session/steering', { sessionId, prompt: [{ type: 'text', text: 'also check the README' }] })).toEqual({ outcome: 'injected' })
+    expect(await turn).toMatchObject({ stopReason: 'end_turn' })
+    expect(model.failures).toEqual([])
+  })
+
+  it('modes are the permission presets: read-only stops a workspace write; config options pick the model', async () => {
+    const p = start([
+      { toolCalls: [{ id: 'ro1', name: 'bash', arguments: { command: 'echo x > written.txt' } }] },
+      { text: 'could not', expect: { model: 'deepseek-reasoner' } },
+    ])
+    await p.initialize()
+    const created = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })
+    const { sessionId } = created
+    expect(created.modes).toMatchObject({ currentModeId: 'workspace-write', availableModes: [{ id: 'read-only' }, { id: 'workspace-write' }, { id: 'danger-full-access' }] })
+    await p.agent.request('session/set_mode', { sessionId, modeId: 'read-only' })
+    const set = await p.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'deepseek-reasoner' })
+    expect(set.configOptions.find((o) => o.id === 'model')).toMatchObject({ currentValue: 'deepseek-reasoner' })
+    expect(set.configOptions.find((o) => o.id === 'mode')).toMatchObject({ currentValue: 'read-only' })
+    expect(await ask(p, sessionId, 'write')).toMatchObject({ stopReason: 'end_turn' })
+    expect(existsSync(join(setup.cwd, 'written.txt'))).toBe(false)
+    expect(sessionUpdates(p, sessionId)).toContainEqual({ sessionUpdate: 'current_mode_update', currentModeId: 'read-only' })
+    expect(model.failures).toEqual([])
+    expect((await rpcError(p.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'no-such-model' }))).code).toBe(-32602)
+  })
+
+  it('the agent preset option narrows the tool set before the first turn, and is locked after it', async () => {
+    const p = start([{ text: 'read only', expect: { toolsInclude: ['read', 'grep'] } }])
+    await p.initialize()
+    const created = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })
+    expect(created.configOptions?.map((o) => o.id)).toEqual(['mode', 'model', 'reasoning_effort', 'agent'])
+    const { sessionId } = created
+    await p.agent.request('session/set_config_option', { sessionId, configId: 'agent', value: 'minimal' })
+    expect(await ask(p, sessionId, 'look')).toMatchObject({ stopReason: 'end_turn' })
+    const tools = (model.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools?.map((t) => t.function.name) ?? []
+    expect(tools.sort()).toEqual(['glob', 'grep', 'ls', 'read'])
+    expect((await rpcError(p.agent.request('session/set_config_option', { sessionId, configId: 'agent', value: 'code' }))).code).toBe(-32602)
+  })
+
+  it('additional directories are writable under workspace-write', async () => {
+    const extra = join(setup.home, '..', 'extra')
+    mkdirSync(extra)
+    const p = start([{ toolCalls: [{ id: 'ad1', name: 'bash', arguments: { command: `echo ok > ${extra}/from-acp.txt` } }] }, { text: 'written' }])
+    await p.initialize()
+    const { sessionId } = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [], additionalDirectories: [extra] })
+    expect(await ask(p, sessionId, 'write there')).toMatchObject({ stopReason: 'end_turn' })
+    expect(readFileSync(join(extra, 'from-acp.txt'), 'utf8')).toBe('ok\n')
+    expect((await rpcError(p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [], additionalDirectories: ['rel/dir'] }))).code).toBe(-32602)
+  })
+
+  it('DSH_ACP_DEBUG=1 logs frames on stderr; stdout stays frames only', async () => {
+    setup.env.DSH_ACP_DEBUG = '1'
+    const p = start([])
+    await p.initialize()
+    await newSession(p)
+    expect(p.stderr()).toContain('[acp] <- initialize')
+    expect(p.stderr()).toContain('[acp] <- session/new')
+  })
+})
