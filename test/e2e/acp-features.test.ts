@@ -83,7 +83,7 @@ describe('dsh --profile acp: authentication', () => {
     await p.agent.request('authenticate', { methodId: 'browser' })
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\/[A-Za-z0-9_-]{43}$/)
     expect(pageStatus).toBe(200)
-    expect(p.completedElicitations).toHaveLength(1)
+    await until(() => p.completedElicitations.length === 1, 5000, 'elicitation/complete')
     expect(readFileSync(join(setup.home, '.credentials.yaml'), 'utf8')).toContain('sk-from-browser')
     expect(JSON.stringify(p.frames)).not.toContain('sk-from-browser')
     await expect(fetch(url)).rejects.toThrow()

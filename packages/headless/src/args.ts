@@ -26,6 +26,8 @@ options:
   --permission-mode MODE  read-only | workspace-write | danger-full-access
   --max-tokens N          output token limit per request
   --reasoning-effort E    off | low | medium | high | max
+  (DSH_PROVIDER, DSH_MODEL, DSH_PERMISSION_MODE, DSH_MAX_TOKENS and DSH_REASONING_EFFORT
+   set the same defaults; a flag wins)
   --agent PRESET          agent preset: standard | code | minimal | a user preset
 
 A TASK like "/status" runs that slash command (/model, /permission, /plan, …) instead
@@ -34,12 +36,23 @@ turn (or command) completed; 2 for an unknown command.`
 
 const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
 
-/** Parses the headless surface's own argv (everything after the launcher's flags). */
-export function parseHeadlessArgs(argv: readonly string[]): HeadlessArgs {
+/** Environment defaults: DSH_PROVIDER, DSH_MODEL, DSH_PERMISSION_MODE, DSH_MAX_TOKENS, DSH_REASONING_EFFORT. */
+const ENV_FLAGS: [string, string][] = [
+  ['DSH_PROVIDER', '--provider'], ['DSH_MODEL', '--model'], ['DSH_PERMISSION_MODE', '--permission-mode'],
+  ['DSH_MAX_TOKENS', '--max-tokens'], ['DSH_REASONING_EFFORT', '--reasoning-effort'],
+]
+
+/**
+ * Parses the headless surface's own argv (everything after the launcher's flags).
+ * DSH_* variables act as flags given first, so a flag on the command line wins and both
+ * are validated alike.
+ */
+export function parseHeadlessArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): HeadlessArgs {
+  const fromEnv = ENV_FLAGS.flatMap(([name, flag]) => (env[name] ? [flag, env[name]] : []))
   let parsed
   try {
     parsed = parseArgs({
-      args: [...argv], allowPositionals: true, strict: true,
+      args: [...fromEnv, ...argv], allowPositionals: true, strict: true,
       options: {
         provider: { type: 'string' }, model: { type: 'string' }, resume: { type: 'string' },
         json: { type: 'boolean' }, 'permission-mode': { type: 'string' }, 'max-tokens': { type: 'string' },

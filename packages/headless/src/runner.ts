@@ -41,7 +41,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   const err = (line: string) => launcher.stderr.write(line + '\n')
   let args: HeadlessArgs
   try {
-    args = parseHeadlessArgs(launcher.argv)
+    args = parseHeadlessArgs(launcher.argv, launcher.env)
   } catch (error) {
     err(formatError(error))
     return EXIT.usage

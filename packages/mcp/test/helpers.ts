@@ -46,6 +46,7 @@ export async function runCall(root: Context, session: Session, name: string, arg
     session,
     lookup: (tool) => root.tools.get(tool, session.id),
     guards: [],
+    canAsk: false,
     signal: signal ?? new AbortController().signal,
     cwd: tmpdir(),
     policy: { mode: 'danger-full-access', cwd: tmpdir(), writableRoots: [], tmpRoot: tmpdir(), network: true },

@@ -64,6 +64,10 @@ async function callPolicy(args: BashArgs, call: ToolCallContext): Promise<ExecPo
     case 'allow-once': case 'allow-always':
       return { ...call.policy, mode: 'danger-full-access' }
     case 'reject':
+      if (!call.approvalAvailable) {
+        throw new ToolError('No one can approve running a command outside the sandbox on this surface (a headless run denies '
+          + 'what needs approval). Do not retry it with escalate; find a way that stays inside the sandbox, or say in your answer what needs to run.')
+      }
       throw new ToolError('The user did not allow running this command outside the sandbox. Do not retry it with escalate; '
         + 'find a way that stays inside the sandbox, or ask the user.')
     case 'cancelled':

@@ -72,6 +72,7 @@ export async function callTool(h: Harness, name: string, args: Record<string, un
     sessionId: h.sessionId,
     cwd: h.cwd,
     policy: h.policy,
+    approvalAvailable: true,
     signal: signal ?? new AbortController().signal,
     ctx: h.root,
     requestApproval: async (request) => {

@@ -59,20 +59,25 @@ export interface AcpEnv {
 }
 
 type Schema = { safeParse(value: unknown): { success: boolean; error?: { message: string } } }
-const schemas = new Map<string, Schema>()
+const schemas = new Map<string, Schema | null>()
 /**
  * A definition of the ACP v1 JSON schema shipped with the SDK, as a strict validator
  * (the SDK's own client is lenient: it drops or defaults what it cannot read). Updates
  * and client requests are checked against the stable schema (what every editor reads);
  * responses against the full one (`usage`, `session/fork` are unstable).
  */
-function schema(name: string, unstable = false): Schema {
+function schema(name: string, unstable = false): Schema | null {
   const key = `${unstable ? 'u' : 's'}:${name}`
   let found = schemas.get(key)
-  if (!found) {
+  if (found === undefined) {
     const file = join(ROOT, 'node_modules', '@agentclientprotocol', 'sdk', 'schema', 'v1', unstable ? 'schema.unstable.json' : 'schema.json')
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { $schema: string; $defs: Record<string, unknown> }
-    found = z.fromJSONSchema({ $schema: doc.$schema, $ref: `#/$defs/${name}`, $defs: doc.$defs } as never) as Schema
+    try {
+      found = z.fromJSONSchema({ $schema: doc.$schema, $ref: `#/$defs/${name}`, $defs: doc.$defs } as never) as Schema
+    } catch {
+      // zod cannot express this definition (e.g. `not`): the SDK client's own parse is all there is
+      found = null
+    }
     schemas.set(key, found)
   }
   return found
@@ -98,7 +103,7 @@ function checkFrame(frame: Record<string, unknown>, sent: Map<unknown, string>):
     if (method.startsWith('_') || method.startsWith('$/')) return undefined
     const name = FROM_AGENT[method]
     if (!name) return `unexpected method ${method}`
-    verdict = schema(name).safeParse(frame.params)
+    verdict = schema(name)?.safeParse(frame.params)
   } else if ('error' in frame) {
     const error = frame.error as { code?: unknown; message?: unknown }
     if (typeof error?.code !== 'number' || typeof error.message !== 'string') return 'malformed error'
@@ -107,9 +112,9 @@ function checkFrame(frame: Record<string, unknown>, sent: Map<unknown, string>):
     const request = sent.get(frame.id)
     const name = request ? RESPONSES[request] : undefined
     if (!name) return undefined
-    verdict = schema(name, true).safeParse(frame.result)
+    verdict = schema(name, true)?.safeParse(frame.result)
   }
-  return verdict.success ? undefined : `${method ?? `response to ${sent.get(frame.id)}`}: ${verdict.error?.message ?? 'invalid'}`
+  return !verdict || verdict.success ? undefined : `${method ?? `response to ${sent.get(frame.id)}`}: ${verdict.error?.message ?? 'invalid'}`
 }
 
 /** A fresh $DSH_HOME and workspace, and the environment pointing DeepSeek at `modelUrl`. */
@@ -148,8 +153,12 @@ export function startAcp(setup: AcpEnv, args: string[] = ['--profile', 'acp'], b
         continue
       }
       frames.push(frame)
-      const problem = checkFrame(frame, sent)
-      if (problem) violations.push(problem)
+      try {
+        const problem = checkFrame(frame, sent)
+        if (problem) violations.push(problem)
+      } catch (error) {
+        violations.push(`could not check a frame: ${String(error)}`)
+      }
     }
   })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
@@ -161,8 +170,12 @@ export function startAcp(setup: AcpEnv, args: string[] = ['--profile', 'acp'], b
     write: (chunk) => {
       for (const line of decoder.decode(chunk).split('\n')) {
         if (!line.trim()) continue
-        const message = JSON.parse(line) as { id?: unknown; method?: unknown }
-        if (message.id !== undefined && typeof message.method === 'string') sent.set(message.id, message.method)
+        try {
+          const message = JSON.parse(line) as { id?: unknown; method?: unknown }
+          if (message.id !== undefined && typeof message.method === 'string') sent.set(message.id, message.method)
+        } catch {
+          // raw test input (malformed lines)
+        }
       }
       return new Promise<void>((resolve, reject) => stdin.write(chunk, (error) => (error ? reject(error) : resolve())))
     },

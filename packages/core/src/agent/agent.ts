@@ -272,6 +272,7 @@ export class Agent {
       cwd: session.cwd,
       policy: ctx.permission.policy(session),
       approval: preset.approval,
+      canAsk: ctx.approval.canAsk,
       requestApproval: (request, sig) => ctx.approval.request(session, request, sig),
       onProgress: (callId: string, update: ToolProgress) => ctx.emit('agent/tool-progress', this, callId, update),
     }, calls)

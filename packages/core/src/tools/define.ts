@@ -18,6 +18,8 @@ export interface ToolCallContext {
   signal: AbortSignal
   /** The plugin tree: `ctx.fs`, `ctx.shell`, `ctx.subprocess`, `ctx.sandbox`, … */
   ctx: Context
+  /** Whether this surface has someone to answer approvals (headless has not). */
+  approvalAvailable: boolean
   /** Ask the surface's answerer (logged). Headless has none: the outcome is `reject`. */
   requestApproval(request: Omit<ApprovalRequest, 'callId' | 'tool'>): Promise<ApprovalOutcome>
   /** Append a plugin event to the session (JSON data only). */

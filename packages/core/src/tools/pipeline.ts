@@ -45,6 +45,8 @@ export interface PipelineEnv {
   cwd: string
   policy: ExecPolicy
   approval: ApprovalPolicy
+  /** Whether the surface can answer approvals at all. */
+  canAsk: boolean
   requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome>
   onProgress?(callId: string, update: ToolProgress): void
 }
@@ -101,6 +103,7 @@ async function runOne(env: PipelineEnv, call: ToolInvocation): Promise<ToolResul
     try {
       return { ok: true, value: await call.tool.execute(call.args, {
         callId: call.callId, sessionId: call.sessionId, cwd: env.cwd, policy: env.policy, signal, ctx: env.ownerOf?.(call.name) ?? ctx,
+        approvalAvailable: env.canAsk,
         requestApproval: (request) => env.requestApproval({ ...request, callId: call.callId, tool: call.name }, signal),
         log: (type, data, opts) => { env.session.append(type, data, opts) },
         progress: (update) => env.onProgress?.(call.callId, update),

@@ -1,0 +1,94 @@
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { runDsh, tempDir } from './helpers/dsh.js'
+import { readSessionFile, sessionIdOf } from './helpers/session-file.js'
+
+// Issue 5, as a new user would, through the built `dsh`: commands that never reach the
+// model, a workspace skill listed, loaded and invoked, and a delegated task whose child
+// session is on disk.
+let model: MockModel
+let home: string
+let workspace: string
+
+beforeAll(async () => { model = await startMockModel() })
+afterAll(async () => { await model.close() })
+beforeEach(() => {
+  home = tempDir('dsh-home-')
+  workspace = tempDir('dsh-ws-')
+  model.setScript([])
+  model.requests.length = 0
+})
+
+const run = (args: string[]) => runDsh(['--profile', 'headless', ...args], {
+  cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock' },
+})
+const body = (i: number) => model.requests[i]!.body as { model: string; messages: { role: string; content: string }[] }
+
+describe('commands, skills and subagents through headless', () => {
+  it('/status, /model, /permission and /plan run without a model request', async () => {
+    const status = await run(['/status'])
+    expect(status.code).toBe(0)
+    const id = sessionIdOf(status.stderr)
+    expect(status.stdout).toContain(id)
+    expect(status.stdout).toMatch(/deepseek-chat/)
+    expect(status.stdout).toMatch(/workspace-write/)
+    for (const command of ['/model deepseek-reasoner', '/permission read-only', '/plan off']) {
+      const result = await run(['--resume', id, command])
+      expect(result.code, `${command}: ${result.stderr}`).toBe(0)
+    }
+    const unknown = await run(['/frobnicate'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('Unknown command /frobnicate')
+    expect(model.requests).toHaveLength(0)
+    const { events } = readSessionFile(home, id)
+    expect(events.filter((e) => e.type === 'command/run').map((e) => (e.data as { name: string }).name)).toEqual(['status', 'model', 'permission', 'plan'])
+    // the switches took effect: the next turn goes to the new model under the new preset
+    model.setScript([{ text: 'ok' }])
+    const turn = await run(['--resume', id, 'hello'])
+    expect(turn.code).toBe(0)
+    expect(body(0).model).toBe('deepseek-reasoner')
+    expect(events.find((e) => e.type === 'permission/preset' && (e.data as { preset: string }).preset === 'read-only')).toBeDefined()
+  })
+
+  it('lists a workspace skill to the model, loads it with the skill tool, and /name invokes it', async () => {
+    const dir = join(workspace, '.dsh', 'skills', 'release')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: release\ndescription: Cut a release of this project\n---\nBump the version, tag it, and write the changelog entry.\n')
+    model.setScript([{ toolCalls: [{ name: 'skill', arguments: { name: 'release' } }] }, { text: 'loaded' }])
+    const listed = await run(['what can you do?'])
+    expect(listed.code).toBe(0)
+    expect(JSON.stringify(body(0).messages[0])).toContain('release: Cut a release of this project')
+    expect(body(1).messages.at(-1)!.content).toContain('Bump the version, tag it')
+    model.requests.length = 0
+    model.setScript([{ text: 'releasing' }])
+    const invoked = await run(['/release v1.2.3'])
+    expect(invoked.code).toBe(0)
+    expect(invoked.stdout).toContain('releasing')
+    const last = body(0).messages.at(-1)!.content
+    expect(last).toContain('Bump the version, tag it')
+    expect(last).toContain('v1.2.3')
+  })
+
+  it('delegates with the task tool: the child session is on disk and its answer reaches the parent', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'task', arguments: { description: 'count files', prompt: 'Count the files in the workspace.' } }] },
+      { text: 'There are 0 files.', expect: { lastUserTextIncludes: 'Count the files' } },
+      { text: 'The child says there are 0 files.' },
+    ])
+    const result = await run(['delegate the counting'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('The child says there are 0 files.\n')
+    expect(model.failures).toEqual([])
+    expect(body(2).messages.at(-1)).toMatchObject({ role: 'tool' })
+    expect(body(2).messages.at(-1)!.content).toContain('There are 0 files.')
+    const parentId = sessionIdOf(result.stderr)
+    const files = readdirSync(join(home, 'sessions')).filter((f) => f.endsWith('.jsonl'))
+    expect(files).toHaveLength(2)
+    const childId = files.map((f) => f.slice(0, -'.jsonl'.length)).find((id) => id !== parentId)!
+    const child = readSessionFile(home, childId)
+    expect(child.header).toMatchObject({ parent: { id: parentId } })
+    expect(child.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+  })
+})
