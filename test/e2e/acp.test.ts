@@ -244,12 +244,16 @@ describe('dsh --profile acp: robustness', () => {
 
   it('stdin EOF during a running command: exit 0 within 2 s, no process left behind', async () => {
     const marker = `32.${process.pid}`
+    setup.env.DSH_ACP_DEBUG = '1'
     const p = start([{ toolCalls: [{ id: 'z1', name: 'bash', arguments: { command: `sleep ${marker}` } }] }])
     const sessionId = await session(p)
     void ask(p, sessionId, 'sleep').catch(() => undefined)
     await until(() => processesWith(`sleep ${marker}`).length > 0, 15_000, 'the sleep process')
     p.child.stdin!.end()
+    const t0 = Date.now()
+    p.child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[+${Date.now() - t0}] ${d.toString()}`))
     const exit = await Promise.race([p.exited, new Promise((r) => setTimeout(r, 2000, 'still running'))])
+    if (exit === 'still running') process.stderr.write(`STDERR:\n${p.stderr()}\n`)
     expect(exit).toEqual({ code: 0, signal: null })
     expect(processesWith(`sleep ${marker}`)).toEqual([])
   })
