@@ -201,7 +201,7 @@ describe('dsh --profile acp: prompt features', () => {
     const p = start([])
     await p.initialize()
     await newSession(p)
+    await until(() => p.stderr().includes('[acp] <- session/new'), 5000, 'the frame log')
     expect(p.stderr()).toContain('[acp] <- initialize')
-    expect(p.stderr()).toContain('[acp] <- session/new')
   })
 })

@@ -28,6 +28,9 @@ export interface BridgeHost {
   release(sessionId: string, bridge: Bridge): void
 }
 
+/** How long closing a connection waits for running turns to stop (then the host's teardown kills the rest). */
+const CLOSE_WAIT_MS = 800
+
 /** Coalescing window for live command output. */
 const OUTPUT_FLUSH_MS = 40
 
@@ -275,7 +278,7 @@ export class Bridge {
     this.closing ??= (async () => {
       for (const dispose of this.disposers.splice(0)) dispose()
       this.connection?.close()
-      await Promise.allSettled([...this.states.values()].map((state) => closeSession(this, { sessionId: state.id })))
+      await Promise.allSettled([...this.states.values()].map((state) => closeSession(this, { sessionId: state.id }, CLOSE_WAIT_MS)))
     })()
     return this.closing
   }

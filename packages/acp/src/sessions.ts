@@ -216,13 +216,20 @@ export function requireState(b: Bridge, sessionId: string): SessionState {
   return state
 }
 
-export async function closeSession(b: Bridge, p: { sessionId: string }): Promise<acp.CloseSessionResponse> {
+/**
+ * Cancels the session's turn, waits for it to stop (at most `waitMs` when given: on
+ * shutdown the process's own teardown kills what is left, and the next open repairs
+ * the log), then unmounts its MCP servers and closes it (flushed, lock released).
+ */
+export async function closeSession(b: Bridge, p: { sessionId: string }, waitMs?: number): Promise<acp.CloseSessionResponse> {
   const state = requireState(b, p.sessionId)
   b.states.delete(state.id)
   if (state.turn) state.turn.cancelled = true
   if (state.outputTimer) clearTimeout(state.outputTimer)
   state.agent.cancel()
-  await state.agent.idle()
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([state.agent.idle(), ...(waitMs === undefined ? [] : [new Promise<void>((r) => { timer = setTimeout(r, waitMs) })])])
+  clearTimeout(timer)
   b.ctx.agents.remove(state.id)
   await b.ctx.get('mcp')?.unmountSession(state.id)
   await state.session.close()

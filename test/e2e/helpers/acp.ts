@@ -234,13 +234,15 @@ export async function rpcError(promise: Promise<unknown>): Promise<{ code: numbe
   throw new Error('expected a JSON-RPC error')
 }
 
-/** Pids of live processes whose command line contains `marker`. */
-export function processesWith(marker: string): number[] {
+/** Pids of live processes whose command line contains `marker` (and whose program is `program`, when given). */
+export function processesWith(marker: string, program?: string): number[] {
   const pids: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      const cmdline = readFileSync(join('/proc', entry, 'cmdline'), 'utf8').replace(/\0/g, ' ')
+      const raw = readFileSync(join('/proc', entry, 'cmdline'), 'utf8')
+      if (program !== undefined && raw.split('\0')[0] !== program) continue
+      const cmdline = raw.replace(/\0/g, ' ')
       const state = /^State:\s+(\w)/m.exec(readFileSync(join('/proc', entry, 'status'), 'utf8'))?.[1]
       if (cmdline.includes(marker) && state !== 'Z' && Number(entry) !== process.pid) pids.push(Number(entry))
     } catch {

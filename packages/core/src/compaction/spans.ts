@@ -14,11 +14,18 @@ export interface VisibleItem {
  * Pure: the model history of a log with each message's seq span. The messages are exactly
  * `deriveMessages(events)` (same fold rules: see `MessageDeriver`); the spans say which
  * `[fromSeq, toSeq]` a `history/replace` must name to replace a run of them.
+ * `events` must be append-only between calls (a session log); the fold is cached per array.
  */
 export function visibleItems(events: readonly SessionEvent[]): VisibleItem[] {
-  const items: VisibleItem[] = []
+  // A session log only grows: fold just the events added since the last call on the same
+  // array (every step asks, so a full fold would make each step cost O(session)). The
+  // message objects are kept too, so per-message estimates are computed once.
+  let fold = folds.get(events)
+  if (!fold || fold.count > events.length) folds.set(events, fold = { count: 0, items: [] })
+  const { items } = fold
   const seqs: SessionEvent[] = []
-  for (const event of events) {
+  for (let i = fold.count; i < events.length; i++) {
+    const event = events[i]!
     switch (event.type) {
       case 'user/message': case 'assistant/message': case 'tool/result': {
         seqs.length = 0
@@ -34,8 +41,11 @@ export function visibleItems(events: readonly SessionEvent[]): VisibleItem[] {
       }
     }
   }
-  return items
+  fold.count = events.length
+  return [...items]
 }
+
+const folds = new WeakMap<readonly SessionEvent[], { count: number; items: VisibleItem[] }>()
 
 function replace(items: VisibleItem[], { fromSeq, toSeq }: SessionEventMap['history/replace'], event: SessionEvent): void {
   const [message] = deriveMessages([event])

@@ -170,6 +170,7 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
     if (timedOut) return new AttemptFailure(failure('TIMEOUT', `provider "${req.provider}" sent nothing for ${req.idleTimeoutMs} ms`, extra))
     return new AttemptFailure(failure('TRANSPORT', `provider "${req.provider}" connection failed: ${causeText(error)}`, extra))
   }
+  let drained = false
   try {
     let response: HttpResponse
     arm()
@@ -198,7 +199,10 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
       } finally {
         disarm()
       }
-      if (read.done) break
+      if (read.done) {
+        drained = true
+        break
+      }
       parser.feed(decoder.decode(read.value, { stream: true }))
       while (queue.length > 0) yield queue.shift()!
     }
@@ -208,7 +212,8 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
   } finally {
     disarm()
     req.signal.removeEventListener('abort', onAbort)
-    controller.abort()
+    // a fully read response leaves its keep-alive socket to the agent; anything else is torn down
+    if (!drained) controller.abort()
   }
 }
 

@@ -113,7 +113,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         exit = { code, signal }
         clearTimeout(timeoutTimer)
         // Leftovers hold the pipe open: end them so the stream closes.
-        if (groupHasLiveMembers(pgid)) {
+        if (groupHasLiveMembers(pgid, false)) {
           terminate()
           timers.push(setTimeout(() => child.stdout.destroy(), grace + 1000))
         }
