@@ -1,5 +1,6 @@
 import { deriveMessages } from '@dsh/core'
 import { buildChatRequest } from '@dsh/llm-openai'
+import { buildMessagesRequest } from '@dsh/llm-anthropic'
 import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -182,6 +183,22 @@ describe('headless', () => {
     noStackTrace(second.stderr)
     child.kill('SIGINT')
     expect((await done).code).toBe(130)
+  })
+
+  it('speaks Anthropic Messages with --provider anthropic (thinking and tool_use included)', async () => {
+    model.setScript([
+      { reasoning: 'I should list files.', toolCalls: [{ name: 'ls', arguments: {} }] },
+      { text: 'listed' },
+    ])
+    const result = await headless(['--provider', 'anthropic', 'list the files'], {
+      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'mock-anthropic', DEEPSEEK_API_KEY: undefined },
+    })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('listed\n')
+    expect(model.requests.map((r) => r.protocol)).toEqual(['anthropic', 'anthropic'])
+    expect(model.requests[0]!.headers['x-api-key']).toBe('<redacted>')
+    const { events } = readSessionFile(home, sessionIdOf(result.stderr))
+    expect(model.requests.map((r) => r.body)).toEqual(expectedBodies(requestsFromLog(events, deriveMessages), buildMessagesRequest))
   })
 
   it('rejects bad arguments with a usage error', async () => {

@@ -117,6 +117,16 @@ describe('ACP bridge: permissions', () => {
     expect(toolUpdates(h, sessionId).at(-1)).toMatchObject({ status: 'completed' })
   })
 
+  it('allow-always covers the same scope for the rest of the session', async () => {
+    h = await harness({ script: [...escalate, ...escalate], permission: () => ({ outcome: { outcome: 'selected', optionId: 'allow-always' } }) })
+    await h.initialize()
+    const { sessionId } = await h.newSession()
+    await h.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'one' }] })
+    await h.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'two' }] })
+    expect(h.permissions).toHaveLength(1)
+    expect(toolUpdates(h, sessionId).filter((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed')).toHaveLength(2)
+  })
+
   it('reject and a cancelled request fail the call, not the session', async () => {
     const answers: acp.RequestPermissionResponse[] = [{ outcome: { outcome: 'selected', optionId: 'reject' } }, { outcome: { outcome: 'cancelled' } }]
     h = await harness({ script: [...escalate, ...escalate], permission: () => answers.shift()! })
