@@ -1,6 +1,7 @@
 // `dsh --profile acp`: MCP servers per session, auth methods (browser page, gateway),
 // slash commands, images, steering, modes and config options — against the built binary.
 import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -62,6 +63,29 @@ describe('dsh --profile acp: MCP servers per session', () => {
     expect(sessionUpdates(p, sessionId).find((u) => u.sessionUpdate === 'notice')).toMatchObject({ severity: expect.stringMatching(/warning|error/), title: expect.stringContaining('broken') })
     expect(await ask(p, sessionId, 'use mcp')).toMatchObject({ stopReason: 'end_turn' })
     expect(model.failures).toEqual([])
+  })
+
+  it('mounts http servers too, for that session only', async () => {
+    const fixture = join(ROOT, 'packages', 'mcp', 'test', 'fixtures', 'server.mjs')
+    const server = spawn(process.execPath, [fixture, 'http'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>((resolve) => server.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(Number(m[1])) }))
+      const p = start([
+        { toolCalls: [{ id: 'h1', name: 'mcp__web__add', arguments: { a: 2, b: 3 } }], expect: { toolsInclude: ['mcp__web__add'] } },
+        { text: 'five', expect: { lastToolResultIncludes: '5' } },
+        { text: 'no mcp here' },
+      ])
+      await p.initialize()
+      const { sessionId } = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [{ type: 'http', name: 'web', url: `http://127.0.0.1:${port}/`, headers: [] }] })
+      expect(await ask(p, sessionId, 'add')).toMatchObject({ stopReason: 'end_turn' })
+      const other = await newSession(p)
+      await ask(p, other, 'tools?')
+      const names = (model.requests[2]!.body as { tools?: { function: { name: string } }[] }).tools?.map((t) => t.function.name) ?? []
+      expect(names.some((n) => n.startsWith('mcp__web__'))).toBe(false)
+      expect(model.failures).toEqual([])
+    } finally {
+      server.kill()
+    }
   })
 })
 

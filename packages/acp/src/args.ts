@@ -29,7 +29,7 @@ DSH_ACP_DEBUG=1 logs every JSON-RPC frame (method, id) on stderr.`
 const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
 
 function usage(message: string): DshError {
-  return new DshError('USAGE', message, { hint: 'run `dsh --profile acp --help`' })
+  return new DshError('USAGE', message, { hint: 'run `dsh-acp --help` (or `dsh --profile acp -- --help`)' })
 }
 
 /** Parses the surface's argv and environment. USAGE errors name the flag or variable. */
