@@ -258,4 +258,4 @@ export function storedSessions(home: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')) : []
 }
 
-export const DSH_ACP_BIN = join(ROOT, 'packages', 'acp', 'bin', 'dsh-acp.js')
+export const DSH_ACP_BIN = join(ROOT, 'node_modules', '.bin', 'dsh-acp')

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the built `dsh-acp` (packages/acp/dist, produced by `npm run build`).
+// Runs the built `dsh-acp` (packages/cli/dist, produced by `npm run build`).
 const entry = new URL('../dist/bin/dsh-acp.js', import.meta.url)
 try {
   await import(entry.href)
