@@ -1,9 +1,12 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
+import { deriveMessages } from '@dsh/core'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { buildMessagesRequest } from '@dsh/llm-anthropic'
+import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runDsh, tempDir } from './helpers/dsh.js'
-import { readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { expectEveryRequestLogged, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 // Issue 5, as a new user would, through the built `dsh`: commands that never reach the
 // model, a workspace skill listed, loaded and invoked, and a delegated task whose child
@@ -25,6 +28,14 @@ const run = (args: string[]) => runDsh(['--profile', 'headless', ...args], {
   cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock' },
 })
 const body = (i: number) => model.requests[i]!.body as { model: string; messages: { role: string; content: string }[] }
+
+
+// every request any dsh run of a test sent is what a stored session log derives
+afterEach(() => {
+  const protocol = model.requests[0]?.protocol
+  expectEveryRequestLogged(home, model.requests, (events) =>
+    expectedBodies(requestsFromLog(events, deriveMessages), protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest))
+})
 
 describe('commands, skills and subagents through headless', () => {
   it('/status, /model, /permission and /plan run without a model request', async () => {
@@ -61,12 +72,11 @@ describe('commands, skills and subagents through headless', () => {
     expect(listed.code).toBe(0)
     expect(JSON.stringify(body(0).messages[0])).toContain('release: Cut a release of this project')
     expect(body(1).messages.at(-1)!.content).toContain('Bump the version, tag it')
-    model.requests.length = 0
     model.setScript([{ text: 'releasing' }])
     const invoked = await run(['/release v1.2.3'])
     expect(invoked.code).toBe(0)
     expect(invoked.stdout).toContain('releasing')
-    const last = body(0).messages.at(-1)!.content
+    const last = body(2).messages.at(-1)!.content
     expect(last).toContain('Bump the version, tag it')
     expect(last).toContain('v1.2.3')
   })

@@ -4,9 +4,9 @@ import { buildMessagesRequest } from '@dsh/llm-anthropic'
 import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { collect, runDsh, spawnDsh, tempDir, waitForOutput } from './helpers/dsh.js'
-import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { expectEveryRequestLogged, processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 let model: MockModel
 let home: string
@@ -39,6 +39,14 @@ beforeEach(() => {
   workspace = tempDir('dsh-ws-')
   model.setScript([])
   model.requests.length = 0
+})
+
+
+// every request any dsh run of a test sent is what a stored session log derives
+afterEach(() => {
+  const protocol = model.requests[0]?.protocol
+  expectEveryRequestLogged(home, model.requests, (events) =>
+    expectedBodies(requestsFromLog(events, deriveMessages), protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest))
 })
 
 describe('headless', () => {

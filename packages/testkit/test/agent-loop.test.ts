@@ -1,23 +1,7 @@
-import { Context } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as retryPlugin from '@dsh/core/retry'
-import * as sessionsPlugin from '@dsh/core/sessions'
-import * as toolsPlugin from '@dsh/core/tools'
-import { defineTool, deriveMessages, type Session } from '@dsh/core'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { defineTool, type Session } from '@dsh/core'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, until, useMockModel, type Script } from '../src/index.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', concurrencySafe: true,
@@ -36,55 +20,13 @@ const wait = defineTool({
   output: { render: (value: string) => value },
 })
 
-let model: MockModel
-let root: Context
-let previousEnv: Record<string, string | undefined>
+const model = useMockModel()
 
-async function tree(script: Script) {
-  model.setScript(script)
-  root = new Context()
-  // plugin configs are validated (and defaulted) by cordis: tests pass partial input
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(retryPlugin, { baseDelayMs: 5, maxDelayMs: 50 })
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin, { default: 'workspace-write' })
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  root.tools.register(echo)
-  root.tools.register(wait)
-  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
-  return { session, agent: root.agents.create(session) }
-}
-
-/** Every request the mock saw equals what the log derives (header + history). */
-function expectRequestsMatchLog(session: Session) {
-  const expected = expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest)
-  expect(model.requests.map((r) => r.body)).toEqual(expected)
-}
+const tree = (script: Script) => buildTree(model(), {
+  script, retry: { baseDelayMs: 5, maxDelayMs: 50 }, permission: { default: 'workspace-write' }, tools: [echo, wait],
+})
 
 const types = (session: Session) => session.events.filter((e) => e.type !== 'assistant/chunk').map((e) => e.type)
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-})
 
 describe('agent loop', () => {
   it('answers in one step and logs the turn', async () => {
@@ -97,7 +39,7 @@ describe('agent loop', () => {
       { role: 'assistant', content: [{ type: 'reasoning', text: 'think' }, { type: 'text', text: 'Hello there' }] },
     ])
     expect(session.events.some((e) => e.type === 'assistant/chunk')).toBe(true)
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('runs tool calls, commits results in model order, and continues', async () => {
@@ -114,8 +56,8 @@ describe('agent loop', () => {
     ])
     const calls = session.events.filter((e) => e.type === 'tool/call')
     expect(calls.every((c) => c.seq < session.events.findIndex((e) => e.type === 'tool/result'))).toBe(true)
-    expect(model.requests).toHaveLength(2)
-    expectRequestsMatchLog(session)
+    expect(model().requests).toHaveLength(2)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('gives the model a readable error for an unknown tool or invalid arguments, and goes on', async () => {
@@ -130,7 +72,7 @@ describe('agent loop', () => {
     expect(results[0]!.content[0]!.text).toContain('Unknown tool "nope"')
     expect(results[1]!.content[0]!.text).toContain('Invalid arguments for echo: text:')
     expect(results[2]!.content[0]!.text).toContain('not valid JSON')
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('retries a 429 after the server-given delay and logs the retry', async () => {
@@ -140,7 +82,7 @@ describe('agent loop', () => {
     expect(session.events.filter((e) => e.type === 'llm/retry').map((e) => e.data)).toEqual([
       { attempt: 1, code: 'RATE_LIMIT', message: expect.any(String), delayMs: 0 },
     ])
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('ends the turn with the auth error on 401 and stays usable', async () => {
@@ -151,7 +93,7 @@ describe('agent loop', () => {
     expect(first.error?.message).not.toContain('mock-key')
     const second = await agent.followup('again')
     expect(second).toMatchObject({ reason: 'completed', text: 'second turn works' })
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('cancels a stalled request, keeps what streamed, and stays usable', async () => {
@@ -165,7 +107,7 @@ describe('agent loop', () => {
     expect(message).toMatchObject({ finish: 'aborted', interrupted: true })
     expect(session.last('turn/end')!.data).toEqual({ turn: 1, reason: 'aborted' })
     expect(await agent.followup('next')).toMatchObject({ reason: 'completed', text: 'fresh' })
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('cancels running tools: every call gets a result and the turn ends aborted', async () => {
@@ -190,15 +132,8 @@ describe('agent loop', () => {
     expect(await turn).toMatchObject({ reason: 'completed', text: 'saw the steer' })
     const secondUser = session.events.filter((e) => e.type === 'user/message')[1]!
     expect(secondUser.data).toMatchObject({ via: 'steer', content: [{ type: 'text', text: 'also do this' }] })
-    expect(model.requests).toHaveLength(2)
-    expectRequestsMatchLog(session)
+    expect(model().requests).toHaveLength(2)
+    expectRequestsMatchLog(model(), session)
   })
 })
 
-async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not reached')
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}

@@ -1,30 +1,17 @@
-import { Context } from '@deepseek-ai/cordis'
+import type { Context } from '@deepseek-ai/cordis'
 import { Launcher } from '@dsh/boot'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
 import * as commandsPlugin from '@dsh/core/commands'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
 import * as planPlugin from '@dsh/core/plan'
 import * as presetsPlugin from '@dsh/core/presets'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as sessionsPlugin from '@dsh/core/sessions'
 import * as settingsPlugin from '@dsh/core/settings'
 import * as titlesPlugin from '@dsh/core/titles'
-import * as toolsPlugin from '@dsh/core/tools'
-import { defineTool, deriveMessages, type Session } from '@dsh/core'
+import { defineTool, type Session } from '@dsh/core'
 import * as headlessPlugin from '@dsh/headless/runner'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),
@@ -32,60 +19,19 @@ const echo = defineTool({
   output: { render: (value: string) => `echo: ${value}` },
 })
 
-let model: MockModel
-let root: Context
-let previousEnv: Record<string, string | undefined>
+const model = useMockModel()
 
-const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-
-async function tree(script: Script = []) {
-  model.setScript(script)
-  root = new Context()
-  await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin, { default: 'workspace-write' })
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  await mount(commandsPlugin)
-  await mount(presetsPlugin, { dir: mkdtempSync(join(tmpdir(), 'dsh-presets-')) })
-  await mount(planPlugin)
-  await mount(titlesPlugin)
-  root.tools.register(echo)
-  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
-  return { session, agent: root.agents.create(session) }
-}
+const tree = (script: Script = []) => buildTree(model(), {
+  script, permission: { default: 'workspace-write' }, tools: [echo],
+  plugins: [[commandsPlugin], [presetsPlugin, { dir: tempDir('dsh-presets-') }], [planPlugin], [titlesPlugin]],
+})
 
 const runs = (session: Session) => session.events.filter((e) => e.type === 'command/run').map((e) => ({ ...e.data as object, ignorable: e.ignorable }))
 const types = (session: Session) => session.events.filter((e) => e.type !== 'assistant/chunk').map((e) => e.type)
 
-function expectRequestsMatchLog(session: Session) {
-  expect(model.requests.map((r) => r.body)).toEqual(expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest))
-}
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-})
-
 describe('command registry', () => {
   it('lists the built-ins and the plugin commands, and notifies changes', async () => {
-    await tree()
+    const { root } = await tree()
     expect(root.commands.list().map((c) => [c.name, c.source, c.argumentHint ?? ''])).toEqual([
       ['agent', 'builtin', '[preset]'], ['clear', 'builtin', ''], ['model', 'builtin', '[id | provider:id]'],
       ['permission', 'builtin', '[preset]'], ['plan', 'builtin', '[message | off]'], ['status', 'builtin', ''],
@@ -102,7 +48,7 @@ describe('command registry', () => {
   })
 
   it('unregisters a plugin\'s commands when the plugin unloads', async () => {
-    await tree()
+    const { root } = await tree()
     const fiber = await root.plugin({
       name: 'greeter', inject: ['commands'],
       apply: (ctx: Context) => { ctx.commands.register({ name: 'greet', description: 'Greet', source: 'plugin', run: async () => ({ reply: 'hi' }) }) },
@@ -113,7 +59,7 @@ describe('command registry', () => {
   })
 
   it('runs every built-in without a model request, logging each run (log-only)', async () => {
-    const { session, agent } = await tree()
+    const { root, session, agent } = await tree()
     const reply = async (text: string) => (await root.commands.execute(session, agent, text)).reply
     expect(await reply('/status')).toBe([
       `session     ${session.id}`,
@@ -145,7 +91,7 @@ describe('command registry', () => {
     expect(unknown).toEqual({ name: 'nope', known: false, reply: 'Unknown command /nope. Available: /agent, /clear, /model, /permission, /plan, /status.' })
     await expect(root.commands.execute(session, agent, 'hello')).rejects.toThrow('not a slash command')
 
-    expect(model.requests).toEqual([])
+    expect(model().requests).toEqual([])
     expect(session.deriveMessages()).toEqual([])
     expect(types(session)).toEqual([
       'command/run', 'command/run', 'model/select', 'command/run', 'command/run', 'command/run',
@@ -162,7 +108,7 @@ describe('command registry', () => {
   })
 
   it('/status reports the provider usage, the title and the switched presets', async () => {
-    const { session, agent } = await tree([{ text: 'ok', usage: { input: 12_300, output: 5 } }])
+    const { root, session, agent } = await tree([{ text: 'ok', usage: { input: 12_300, output: 5 } }])
     await root.commands.execute(session, agent, '/agent code')
     await agent.followup('Fix the flaky test')
     await root.commands.execute(session, agent, '/plan')
@@ -176,48 +122,48 @@ describe('command registry', () => {
       'plan mode   on',
       'context     12.3k / 128k tokens (10%)',
     ].join('\n'))
-    expect(model.requests).toHaveLength(1)
+    expect(model().requests).toHaveLength(1)
   })
 
   it('/model switches the model of the next request (logged as model/select)', async () => {
-    const { session, agent } = await tree([{ text: 'first' }, { text: 'second', expect: { model: 'deepseek-reasoner' } }])
+    const { root, session, agent } = await tree([{ text: 'first' }, { text: 'second', expect: { model: 'deepseek-reasoner' } }])
     await agent.followup('one')
     const result = await root.commands.execute(session, agent, '/model deepseek-reasoner')
     expect(result).toEqual({ name: 'model', known: true, reply: 'Model: deepseek:deepseek-reasoner.' })
-    expect(model.requests).toHaveLength(1)
+    expect(model().requests).toHaveLength(1)
     expect(await agent.followup('two')).toMatchObject({ reason: 'completed', text: 'second' })
-    expect(model.requests.map((r) => (r.body as { model: string }).model)).toEqual(['deepseek-chat', 'deepseek-reasoner'])
+    expect(model().requests.map((r) => (r.body as { model: string }).model)).toEqual(['deepseek-chat', 'deepseek-reasoner'])
     expect(session.last('request/header')?.data.config).toEqual({ provider: 'deepseek', model: 'deepseek-reasoner' })
-    expect(model.failures).toEqual([])
-    expectRequestsMatchLog(session)
+    expect(model().failures).toEqual([])
+    expectRequestsMatchLog(model(), session)
   })
 
   it('a command that sends work returns the turn; the log holds both', async () => {
-    const { session, agent } = await tree([{ text: 'Here is my plan.', expect: { systemIncludes: 'Plan mode is on.', lastUserTextIncludes: 'refactor the parser' } }])
+    const { root, session, agent } = await tree([{ text: 'Here is my plan.', expect: { systemIncludes: 'Plan mode is on.', lastUserTextIncludes: 'refactor the parser' } }])
     const result = await root.commands.execute(session, agent, '/plan refactor the parser')
     expect(result.reply).toBe('Plan mode on.')
     expect(await result.turn).toEqual({ turn: 1, reason: 'completed', text: 'Here is my plan.' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect(runs(session)).toEqual([{ name: 'plan', args: 'refactor the parser', reply: 'Plan mode on.', ignorable: true }])
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 })
 
 describe('headless slash commands', () => {
   async function headless(argv: string[], script: Script = []) {
-    await tree(script)
-    await mount(settingsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-home-')), 'settings.yaml') })
+    const { root, mount } = await tree(script)
+    await mount(settingsPlugin, { file: join(tempDir('dsh-home-'), 'settings.yaml') })
     const out = new PassThrough()
     const err = new PassThrough()
     const collect = (s: PassThrough) => { let text = ''; s.on('data', (d: Buffer) => { text += d.toString() }); return () => text }
     const [stdout, stderr] = [collect(out), collect(err)]
-    const cwd = mkdtempSync(join(tmpdir(), 'dsh-ws-'))
+    const cwd = tempDir('dsh-ws-')
     const launcher = new Launcher(root, { argv, home: cwd, profile: 'headless', cwd, env: {}, version: 'test', stdin: new PassThrough(), stdout: out, stderr: err })
     await mount(headlessPlugin)
     const code = await launcher.exited
     const [info] = await root.sessions.list({ cwd })
     const events = info ? (await root.sessions.read(info.id)).events : []
-    return { code, stdout: stdout(), stderr: stderr(), events }
+    return { code, stdout: stdout(), stderr: stderr(), events, root }
   }
 
   it('runs a command: reply on stdout, no model request, the run logged', async () => {
@@ -225,7 +171,7 @@ describe('headless slash commands', () => {
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'Permission preset: danger-full-access (sandbox danger-full-access, approval never).\n' })
     expect(stderr).toMatch(/^session: \S+\n$/)
     expect(events.map((e) => e.type)).toEqual(['permission/preset', 'permission/preset', 'command/run'])
-    expect(model.requests).toEqual([])
+    expect(model().requests).toEqual([])
   })
 
   it('an unknown command goes to stderr with exit 2; a failed one exits 1', async () => {
@@ -234,16 +180,16 @@ describe('headless slash commands', () => {
     expect(unknown.stdout).toBe('')
     expect(unknown.stderr).toContain('Unknown command /bogus. Available: /agent, /clear, /model, /permission, /plan, /status.')
     expect(unknown.events.at(-1)?.type).toBe('command/run')
-    await root.fiber.dispose()
+    await unknown.root.fiber.dispose()
     const failed = await headless(['/model nope'])
     expect(failed.code).toBe(1)
     expect(failed.stderr).toContain('UNKNOWN_MODEL: unknown model "nope"')
-    expect(model.requests).toEqual([])
+    expect(model().requests).toEqual([])
   })
 
   it('awaits a turn the command started and prints its answer; --agent chooses the preset', async () => {
     const { code, stdout, events } = await headless(['--agent', 'code', '/plan look around'], [{ text: 'The plan: …', expect: { systemIncludes: 'careful software engineer' } }])
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'Plan mode on.\nThe plan: …\n' })
     expect(events.filter((e) => ['agent/preset', 'plan/mode', 'command/run', 'turn/end'].includes(e.type)).map((e) => [e.type, e.data])).toEqual([
       ['agent/preset', { preset: 'code' }],

@@ -1,25 +1,9 @@
-import { Context } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
 import * as commandsPlugin from '@dsh/core/commands'
 import * as compactionPlugin from '@dsh/core/compaction'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as retryPlugin from '@dsh/core/retry'
-import * as sessionsPlugin from '@dsh/core/sessions'
-import * as toolsPlugin from '@dsh/core/tools'
-import { SUMMARY_PREFIX, defineTool, deriveMessages, type Session } from '@dsh/core'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { SUMMARY_PREFIX, defineTool, type Session } from '@dsh/core'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script, type Step } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, until, useMockModel, type Script, type Step } from '../src/index.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),
@@ -28,57 +12,17 @@ const echo = defineTool({
 })
 
 const WINDOW = 2000
-let model: MockModel
-let root: Context
-let previousEnv: Record<string, string | undefined>
+const model = useMockModel()
 
-async function tree(script: Script, compaction: Record<string, unknown> = { contextWindow: WINDOW }) {
-  model.setScript(script)
-  root = new Context()
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(retryPlugin, { baseDelayMs: 5, maxDelayMs: 50 })
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin, { default: 'workspace-write' })
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 40 })
-  await mount(commandsPlugin)
-  await mount(compactionPlugin, compaction)
-  root.tools.register(echo)
-  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
-  return { session, agent: root.agents.create(session) }
-}
-
-function expectRequestsMatchLog(session: Session) {
-  const expected = expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest)
-  expect(model.requests.map((r) => r.body)).toEqual(expected)
-}
+const tree = (script: Script, compaction: Record<string, unknown> = { contextWindow: WINDOW }) => buildTree(model(), {
+  script, retry: { baseDelayMs: 5, maxDelayMs: 50 }, permission: { default: 'workspace-write' }, maxSteps: 40, tools: [echo],
+  plugins: [[commandsPlugin], [compactionPlugin, compaction]],
+})
 
 const isSummaryRequest = (body: unknown) => JSON.stringify(body).includes('You condense an earlier part')
 const summaryStep = (text: string): Step => ({ text, expect: { systemIncludes: 'You condense an earlier part' } })
 const echoStep = (i: number): Step => ({ toolCalls: [{ name: 'echo', arguments: { text: `chunk ${i}: ${'lorem ipsum '.repeat(45)}` } }] })
 const ofType = (session: Session, type: string) => session.events.filter((e) => e.type === type)
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-})
 
 const summaries = (session: Session) => ofType(session, 'history/replace').map((e) => (e.data as { summary: string }).summary)
 
@@ -95,11 +39,11 @@ describe('compaction', () => {
     const { session, agent } = await tree(script)
 
     expect(await agent.followup('start')).toEqual({ turn: 1, reason: 'completed', text: 'all done' })
-    expect(model.failures).toEqual([])
-    expect(model.requests).toHaveLength(script.length)
+    expect(model().failures).toEqual([])
+    expect(model().requests).toHaveLength(script.length)
     // the estimate of every request the model received (without compaction the 7th is ~1900, the 16th ~4800)
-    for (const request of model.requests) expect(Math.ceil(JSON.stringify(request.body).length / 4)).toBeLessThan(WINDOW * 0.8)
-    expect(model.requests.map((r) => isSummaryRequest(r.body))).toEqual(script.map((step) => step === script[5] || step === script[9] || step === script[13]))
+    for (const request of model().requests) expect(Math.ceil(JSON.stringify(request.body).length / 4)).toBeLessThan(WINDOW * 0.8)
+    expect(model().requests.map((r) => isSummaryRequest(r.body))).toEqual(script.map((step) => step === script[5] || step === script[9] || step === script[13]))
     expect(ofType(session, 'compaction/start').map((e) => (e.data as { reason: string }).reason)).toEqual(['threshold', 'threshold', 'threshold'])
     expect(summaries(session)).toEqual(['S1: the user asked to echo chunks; chunks 1-4 were echoed.', 'S2: chunks 1-7 were echoed.', 'S3: chunks 1-10 were echoed.'])
     // a later summary folds the earlier one in; the user's message is never summarised
@@ -111,7 +55,7 @@ describe('compaction', () => {
       { role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}S3: chunks 1-10 were echoed.` }] },
     ])
     expect(ofType(session, 'compaction/failed')).toEqual([])
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('compacts and retries at once when the provider reports a context overflow', async () => {
@@ -135,8 +79,8 @@ describe('compaction', () => {
       { role: 'user', content: [{ type: 'text', text: 'again' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'answer after compaction' }] },
     ])
-    expect(model.failures).toEqual([])
-    expectRequestsMatchLog(session)
+    expect(model().failures).toEqual([])
+    expectRequestsMatchLog(model(), session)
   })
 
   it('leaves history untouched and ends the turn with the overflow when the summary fails', async () => {
@@ -154,11 +98,11 @@ describe('compaction', () => {
       { reason: expect.stringMatching(/^the summary request failed: .*overloaded/), fromSeq: 1, toSeq: ofType(session, 'assistant/message')[0]!.seq },
     ])
     expect(session.deriveMessages()).toEqual([...before, { role: 'user', content: [{ type: 'text', text: 'again' }] }])
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('/compact summarises on demand with the given focus, and says why when it cannot', async () => {
-    const { session, agent } = await tree([
+    const { root, session, agent } = await tree([
       { text: 'hello' },
       { text: 'the file is src/a.ts' },
       summaryStep('The user greeted; the agent said hello.'),
@@ -169,11 +113,11 @@ describe('compaction', () => {
     expect(empty).toMatchObject({ name: 'compact', known: true, reply: 'Nothing was compacted: nothing to compact: the history is already as short as it can get.' })
     await agent.followup('hi')
     await agent.followup('where is the file?')
-    const requests = model.requests.length
+    const requests = model().requests.length
     const done = await root.commands.execute(session, agent, '/compact file names')
     expect(done.reply).toMatch(/^Compacted 2 messages into a summary: the next request holds ~\d+ tokens \(was ~\d+\) of a 128k window\.$/)
     expect(done.turn).toBeUndefined()
-    expect(model.requests).toHaveLength(requests + 1)
+    expect(model().requests).toHaveLength(requests + 1)
     expect((ofType(session, 'compaction/start')[0]!.data as { request: { prompt: string } }).request.prompt)
       .toMatch(/\[user\]\nhi\n\n\[assistant\]\nhello\n<\/conversation>\n\nWhen summarising, pay particular attention to: file names$/)
     expect(session.deriveMessages()).toEqual([
@@ -186,7 +130,7 @@ describe('compaction', () => {
     expect(failed.reply).toMatch(/^Compaction failed: the summary request failed: .*boom.*\. History is unchanged\.$/)
     expect(ofType(session, 'history/replace')).toHaveLength(1)
     expect(ofType(session, 'compaction/failed')).toHaveLength(1)
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('a cancel during an automatic summary stops it and ends the turn aborted', async () => {
@@ -203,10 +147,3 @@ describe('compaction', () => {
   })
 })
 
-async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not reached')
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}

@@ -1,25 +1,14 @@
 import { Context, type Message } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
 import * as commandsPlugin from '@dsh/core/commands'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
 import * as planPlugin from '@dsh/core/plan'
 import * as presetsPlugin from '@dsh/core/presets'
 import * as promptPlugin from '@dsh/core/prompt'
-import * as sessionsPlugin from '@dsh/core/sessions'
-import * as toolsPlugin from '@dsh/core/tools'
-import { defineTool, deriveMessages, type Session } from '@dsh/core'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { defineTool } from '@dsh/core'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
 
 /** Stand-ins for the built-in tools (only their names matter here). */
 const stub = (name: string) => defineTool({
@@ -31,62 +20,36 @@ const TOOLS = ['read', 'ls', 'glob', 'grep', 'write', 'edit', 'bash']
 /** printf-style %s / %d, enough for these messages. */
 const format = ([text, ...params]: unknown[]) => String(text).replace(/%[sd]/g, () => String(params.shift()))
 
-let model: MockModel
-let root: Context
+const model = useMockModel()
 let presetDir: string
 let logged: string[]
-let previousEnv: Record<string, string | undefined>
 
+/** A fresh context whose log lines (`warn [presets] …`) are collected in `lines`. */
+function logging(lines: string[]): Context {
+  const root = new Context()
+  root.logger.exporter({ levels: { default: 3 }, export: (m: Message) => { lines.push(`${m.type} [${m.name}] ${format(m.args)}`) } })
+  return root
+}
+
+/** The agent is created by each test, under the preset it chose. */
 async function tree(script: Script = []) {
-  model.setScript(script)
-  root = new Context()
   logged = []
-  root.logger.exporter({ levels: { default: 3 }, export: (m: Message) => { logged.push(`${m.type} [${m.name}] ${format(m.args)}`) } })
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin)
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  await mount(commandsPlugin)
-  await mount(planPlugin)
-  await mount(presetsPlugin, { dir: presetDir })
-  for (const name of TOOLS) root.tools.register(stub(name))
-  return root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
+  return buildTree(model(), {
+    script, root: logging(logged), agent: false, tools: TOOLS.map((name) => stub(name)),
+    plugins: [[commandsPlugin], [planPlugin], [presetsPlugin, { dir: presetDir }]],
+  })
 }
 
-const sentTools = () => model.requests.map((r) => ((r.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name))
-const sentSystem = (i: number) => ((model.requests[i]!.body as { messages: { role: string; content: string }[] }).messages[0]!).content
+const sentTools = () => model().requests.map((r) => ((r.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name))
+const sentSystem = (i: number) => ((model().requests[i]!.body as { messages: { role: string; content: string }[] }).messages[0]!).content
 
-function expectRequestsMatchLog(session: Session, from = 0, to?: number) {
-  expect(model.requests.slice(from, to).map((r) => r.body)).toEqual(expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest))
-}
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-  presetDir = mkdtempSync(join(tmpdir(), 'dsh-presets-'))
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
+beforeEach(() => {
+  presetDir = tempDir('dsh-presets-')
 })
 
 describe('agent presets', () => {
   it('minimal narrows the tools sent and adds its persona; standard offers every tool', async () => {
-    const session = await tree([{ text: 'read-only answer' }, { text: 'full answer' }])
+    const { root, session } = await tree([{ text: 'read-only answer' }, { text: 'full answer' }])
     root.presets.set(session, 'minimal')
     const agent = root.agents.create(session, root.presets.agentOptions(root.presets.current(session)))
     expect(await agent.followup('look')).toMatchObject({ reason: 'completed', text: 'read-only answer' })
@@ -96,12 +59,12 @@ describe('agent presets', () => {
     expect(sentTools()).toEqual([['read', 'ls', 'glob', 'grep'], TOOLS])
     expect(sentSystem(0)).toMatch(/^You are dsh, .*\n\nIn this session you can only read and search files;/s)
     expect(sentSystem(1)).not.toContain('only read and search')
-    expectRequestsMatchLog(session, 0, 1)
-    expectRequestsMatchLog(other, 1)
+    expectRequestsMatchLog(model(), session, 0, 1)
+    expectRequestsMatchLog(model(), other, 1)
   })
 
   it('a call to a tool outside the preset is an unknown tool for the model', async () => {
-    const session = await tree([{ toolCalls: [{ name: 'bash', arguments: {} }] }, { text: 'ok' }])
+    const { root, session } = await tree([{ toolCalls: [{ name: 'bash', arguments: {} }] }, { text: 'ok' }])
     root.presets.set(session, 'minimal')
     const agent = root.agents.create(session, root.presets.agentOptions(root.presets.current(session)))
     await agent.followup('run it')
@@ -111,7 +74,7 @@ describe('agent presets', () => {
   })
 
   it('records the default at the first turn and refuses a switch after it', async () => {
-    const session = await tree([{ text: 'hi' }])
+    const { root, session } = await tree([{ text: 'hi' }])
     expect(root.presets.current(session).id).toBe('standard')
     const agent = root.agents.create(session)
     await agent.followup('hello')
@@ -127,7 +90,7 @@ describe('agent presets', () => {
   })
 
   it('/agent switches before the first turn and applies tools and persona to the agent', async () => {
-    const session = await tree([{ text: 'ok', expect: { systemIncludes: 'careful software engineer' } }, { text: 'ok' }])
+    const { root, session } = await tree([{ text: 'ok', expect: { systemIncludes: 'careful software engineer' } }, { text: 'ok' }])
     const agent = root.agents.create(session)
     expect((await root.commands.execute(session, agent, '/agent')).reply).toBe([
       'Agent presets (* = current):',
@@ -139,7 +102,7 @@ describe('agent presets', () => {
     await root.commands.execute(session, agent, '/agent minimal')
     await root.commands.execute(session, agent, '/agent code')
     await agent.followup('go')
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect(sentTools()).toEqual([TOOLS])
     expect(session.events.filter((e) => e.type === 'agent/preset').map((e) => e.data)).toEqual([{ preset: 'minimal' }, { preset: 'code' }])
   })
@@ -154,7 +117,7 @@ model: deepseek-reasoner
 reasoningEffort: high
 `)
     writeFileSync(join(presetDir, 'broken.yaml'), 'version: 1\ntools: read, grep\n')
-    const session = await tree([{ text: 'reviewed', expect: { model: 'deepseek-reasoner', systemIncludes: 'You review changes; you never edit.' } }])
+    const { root, session } = await tree([{ text: 'reviewed', expect: { model: 'deepseek-reasoner', systemIncludes: 'You review changes; you never edit.' } }])
     expect(root.presets.list().map((p) => p.id)).toEqual(['standard', 'code', 'minimal', 'reviewer'])
     expect(root.presets.get('reviewer')).toEqual({
       id: 'reviewer', label: 'Reviewer', description: 'Reads diffs and comments.', persona: 'You review changes; you never edit.',
@@ -165,22 +128,18 @@ reasoningEffort: high
     root.presets.set(session, 'reviewer')
     const agent = root.agents.create(session, root.presets.agentOptions(root.presets.current(session)))
     expect(await agent.followup('review')).toMatchObject({ reason: 'completed', text: 'reviewed' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect(sentTools()).toEqual([['read', 'grep']])
     expect(session.last('request/header')?.data.config).toEqual({ provider: 'deepseek', model: 'deepseek-reasoner', reasoningEffort: 'high' })
   })
 
   it('falls back to standard for an unknown default or a deleted preset, reporting each once', async () => {
-    root = new Context()
     const lines: string[] = []
-    root.logger.exporter({ levels: { default: 3 }, export: (m: Message) => { lines.push(`${m.type} [${m.name}] ${format(m.args)}`) } })
-    const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-    await mount(memoryStore)
-    await mount(sessionsPlugin)
-    await mount(promptPlugin, { projectInstructions: false })
-    await mount(presetsPlugin, { default: 'missing', dir: presetDir })
+    const { root, session } = await buildTree(model(), {
+      root: logging(lines), bare: true, agent: false, cwd: presetDir,
+      plugins: [[promptPlugin, { projectInstructions: false }], [presetsPlugin, { default: 'missing', dir: presetDir }]],
+    })
     expect(root.presets.defaultId).toBe('standard')
-    const session = await root.sessions.create({ cwd: presetDir })
     session.append('agent/preset', { preset: 'deleted' })
     expect([root.presets.current(session).id, root.presets.current(session).id]).toEqual(['standard', 'standard'])
     expect(lines).toEqual([

@@ -1,27 +1,11 @@
-import { Context } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
 import * as commandsPlugin from '@dsh/core/commands'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as sessionsPlugin from '@dsh/core/sessions'
 import * as skillsPlugin from '@dsh/core/skills'
-import * as toolsPlugin from '@dsh/core/tools'
-import { deriveMessages, type Session } from '@dsh/core'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
 
-let model: MockModel
-let root: Context
-let previousEnv: Record<string, string | undefined>
+const model = useMockModel()
 let workspace: string
 let home: string
 
@@ -32,55 +16,21 @@ function write(path: string, text: string) {
 
 const skillFile = (name: string, description: string, body: string) => `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`
 
-async function tree(script: Script) {
-  model.setScript(script)
-  root = new Context()
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin, { default: 'workspace-write' })
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  await mount(commandsPlugin)
-  await mount(skillsPlugin, { home })
-  const session = await root.sessions.create({ cwd: workspace })
-  return { session, agent: root.agents.create(session) }
-}
+const tree = (script: Script) => buildTree(model(), {
+  script, permission: { default: 'workspace-write' }, cwd: workspace, plugins: [[commandsPlugin], [skillsPlugin, { home }]],
+})
 
-function expectRequestsMatchLog(session: Session) {
-  const expected = expectedBodies(requestsFromLog(session.events, deriveMessages), buildChatRequest)
-  expect(model.requests.map((r) => r.body)).toEqual(expected)
-}
+const systemOf = (i: number) => (model().requests[i]!.body as { messages: { role: string; content: string }[] }).messages[0]!.content
+const toolNames = (i: number) => ((model().requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name)
 
-const systemOf = (i: number) => (model.requests[i]!.body as { messages: { role: string; content: string }[] }).messages[0]!.content
-const toolNames = (i: number) => ((model.requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name)
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-  workspace = mkdtempSync(join(tmpdir(), 'dsh-ws-'))
-  home = mkdtempSync(join(tmpdir(), 'dsh-home-'))
+beforeEach(() => {
+  workspace = tempDir('dsh-ws-')
+  home = tempDir('dsh-home-')
   write(join(workspace, '.dsh/skills/greet/SKILL.md'), skillFile('greet', 'Greet people politely', 'GREET BODY: say hello, then read ./phrases.txt.'))
   write(join(workspace, '.claude/skills/release/SKILL.md'), skillFile('release', 'Cut a release', 'RELEASE BODY: tag and push.'))
   write(join(workspace, '.agents/skills/broken/SKILL.md'), '---\nname: broken\n---\nno description\n')
   write(join(home, 'skills/greet/SKILL.md'), skillFile('greet', 'The home greeting (shadowed)', 'HOME GREET BODY'))
   write(join(home, 'skills/deploy/SKILL.md'), skillFile('deploy', 'Deploy the app', 'DEPLOY BODY'))
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
 })
 
 describe('skills', () => {
@@ -90,7 +40,7 @@ describe('skills', () => {
       { text: 'Hello!', expect: { lastToolResultIncludes: 'GREET BODY' } },
     ])
     expect(await agent.followup('please greet me')).toEqual({ turn: 1, reason: 'completed', text: 'Hello!' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect(systemOf(0)).toContain('Skills (instructions for specific tasks): when a task matches one, load it with the skill tool first and follow it.\n' +
       '- deploy: Deploy the app\n- greet: Greet people politely\n- release: Cut a release')
     expect(systemOf(0)).not.toContain('GREET BODY')
@@ -100,11 +50,11 @@ describe('skills', () => {
       callId: 'call_1', name: 'skill', isError: false,
       content: [{ type: 'text', text: `Skill "greet" (directory: ${join(workspace, '.dsh/skills/greet')}; paths in it are relative to that directory)\n\nGREET BODY: say hello, then read ./phrases.txt.` }],
     })
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 
   it('reports a broken skill file in the session and skips it', async () => {
-    const { session, agent } = await tree([{ text: 'ok' }])
+    const { root, session, agent } = await tree([{ text: 'ok' }])
     await agent.followup('hi')
     await agent.followup('again')
     const notices = session.events.filter((e) => e.type === 'notice').map((e) => e.data)
@@ -117,7 +67,7 @@ describe('skills', () => {
   })
 
   it('/name invokes a skill: its body and the arguments go to the model as the prompt', async () => {
-    const { session, agent } = await tree([{ text: 'released', expect: { lastUserTextIncludes: 'Arguments: v1.2.3' } }])
+    const { root, session, agent } = await tree([{ text: 'released', expect: { lastUserTextIncludes: 'Arguments: v1.2.3' } }])
     // what a surface does when it opens a session outside the launch directory
     root.skills.refresh(workspace)
     expect(root.commands.list().filter((c) => c.source === 'skill').map((c) => [c.name, c.description])).toEqual([
@@ -128,13 +78,13 @@ describe('skills', () => {
     expect(await ran.turn).toEqual({ turn: 1, reason: 'completed', text: 'released' })
     const text = `RELEASE BODY: tag and push.\n\n(Skill "release" from ${join(workspace, '.claude/skills/release')}; paths in it are relative to that directory.)\n\nArguments: v1.2.3`
     expect(session.deriveMessages()[0]).toEqual({ role: 'user', content: [{ type: 'text', text }] })
-    expect(JSON.stringify(model.requests[0]!.body)).toContain(JSON.stringify(text))
-    expect(model.failures).toEqual([])
-    expectRequestsMatchLog(session)
+    expect(JSON.stringify(model().requests[0]!.body)).toContain(JSON.stringify(text))
+    expect(model().failures).toEqual([])
+    expectRequestsMatchLog(model(), session)
   })
 
   it('picks up a skill added while the session is open at the next turn', async () => {
-    const { session, agent } = await tree([{ text: 'one' }, { text: 'two' }])
+    const { root, session, agent } = await tree([{ text: 'one' }, { text: 'two' }])
     await agent.followup('first')
     expect(root.commands.get('lint')).toBeUndefined()
     write(join(workspace, '.dsh/skills/lint/SKILL.md'), skillFile('lint', 'Run the linters', 'LINT BODY'))
@@ -142,6 +92,6 @@ describe('skills', () => {
     expect(systemOf(0)).not.toContain('- lint:')
     expect(systemOf(1)).toContain('- lint: Run the linters')
     expect(root.commands.get('lint')).toMatchObject({ name: 'lint', source: 'skill', description: 'Run the linters' })
-    expectRequestsMatchLog(session)
+    expectRequestsMatchLog(model(), session)
   })
 })

@@ -1,26 +1,12 @@
-import { Context } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as memoryStore from '@dsh/core/memory-store'
-import * as permissionPlugin from '@dsh/core/permission'
 import * as presetsPlugin from '@dsh/core/presets'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as sessionsPlugin from '@dsh/core/sessions'
 import * as subagentsPlugin from '@dsh/core/subagents'
-import * as toolsPlugin from '@dsh/core/tools'
-import { defineTool, deriveMessages } from '@dsh/core'
+import { defineTool } from '@dsh/core'
 import type { SessionEvent } from '@dsh/protocol'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import { buildChatRequest } from '@dsh/llm-openai'
-import * as jsonlStore from '@dsh/persistence/jsonl'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '../src/index.js'
+import { bodiesFromLog, buildTree, tempDir, until, useMockModel, type Script } from '../src/index.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),
@@ -28,69 +14,34 @@ const echo = defineTool({
   output: { render: (value: string) => `echo: ${value}` },
 })
 
-let model: MockModel
-let root: Context
-let previousEnv: Record<string, string | undefined>
+const model = useMockModel()
 
 interface TreeOptions { subagents?: Record<string, unknown>; store?: string; presets?: boolean }
 
-async function tree(script: Script, options: TreeOptions = {}) {
-  model.setScript(script)
-  root = new Context()
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  if (options.store) await mount(jsonlStore, { dir: options.store })
-  else await mount(memoryStore)
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin, { default: 'workspace-write' })
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  if (options.presets) await mount(presetsPlugin, { dir: mkdtempSync(join(tmpdir(), 'dsh-presets-')) })
-  await mount(subagentsPlugin, options.subagents ?? {})
-  root.tools.register(echo)
-  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
-  return { session, agent: root.agents.create(session) }
-}
+const tree = (script: Script, options: TreeOptions = {}) => buildTree(model(), {
+  script, store: options.store ? { dir: options.store } : 'memory', permission: { default: 'workspace-write' }, tools: [echo],
+  plugins: [...options.presets ? [[presetsPlugin, { dir: tempDir('dsh-presets-') }] as const] : [], [subagentsPlugin, options.subagents ?? {}]],
+})
 
-const toolNames = (i: number) => ((model.requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name)
+const toolNames = (i: number) => ((model().requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name)
 const dataOf = (events: readonly { type: string; data: unknown }[], type: string) => events.filter((e) => e.type === type).map((e) => e.data)
 const task = (description: string, prompt: string, extra: object = {}) => ({ name: 'task', arguments: { description, prompt, ...extra } })
 
 /** The bodies the model must have received, given the order in which the logs' requests interleaved. */
 function bodies(logs: { events: readonly SessionEvent[] }[], order: [number, number][]) {
-  const perLog = logs.map((l) => requestsFromLog(l.events, deriveMessages))
-  return expectedBodies(order.map(([log, i]) => perLog[log]![i]!), buildChatRequest)
+  const perLog = logs.map((l) => bodiesFromLog(l.events))
+  return order.map(([log, i]) => perLog[log]![i]!)
 }
-
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-})
 
 describe('subagents', () => {
   it('delegates with task: the child runs in its own session and its answer is the tool result', async () => {
-    const { session, agent } = await tree([
+    const { root, session, agent } = await tree([
       { toolCalls: [task('Compute the product', 'What is 6*7? Answer with the number.')], expect: { toolsInclude: ['echo', 'task'] } },
       { text: '42', expect: { lastUserTextIncludes: 'What is 6*7?', toolsInclude: ['echo'] } },
       { text: 'The product is 42.', expect: { lastToolResultIncludes: '42' } },
     ])
     expect(await agent.followup('delegate it')).toEqual({ turn: 1, reason: 'completed', text: 'The product is 42.' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect(toolNames(1)).toEqual(['echo'])
 
     const [start] = dataOf(session.events, 'subagent/start') as { childSessionId: string }[]
@@ -108,12 +59,12 @@ describe('subagents', () => {
       { role: 'assistant', content: [{ type: 'text', text: '42' }] },
     ])
     expect(dataOf(child.events, 'permission/preset')).toEqual([{ preset: 'workspace-write' }])
-    expect(model.requests.map((r) => r.body)).toEqual(bodies([session, child], [[0, 0], [1, 0], [0, 1]]))
+    expect(model().requests.map((r) => r.body)).toEqual(bodies([session, child], [[0, 0], [1, 0], [0, 1]]))
   })
 
   it('writes the child session to disk with its parent in the header (jsonl store)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dsh-sessions-'))
-    const { session, agent } = await tree([
+    const dir = tempDir('dsh-sessions-')
+    const { root, session, agent } = await tree([
       { toolCalls: [task('Say hi', 'Say hi.')] }, { text: 'hi' }, { text: 'done' },
     ], { store: dir })
     await agent.followup('go')
@@ -130,9 +81,9 @@ describe('subagents', () => {
   })
 
   it('cancelling the parent cancels the child', async () => {
-    const { session, agent } = await tree([{ toolCalls: [task('Wait', 'Take your time.')] }, { fault: 'stall', text: 'thinking…' }])
+    const { root, session, agent } = await tree([{ toolCalls: [task('Wait', 'Take your time.')] }, { fault: 'stall', text: 'thinking…' }])
     const turn = agent.followup('go')
-    await until(() => model.requests.length === 2)
+    await until(() => model().requests.length === 2)
     agent.cancel()
     expect((await turn).reason).toBe('aborted')
     const childId = (dataOf(session.events, 'subagent/start')[0] as { childSessionId: string }).childSessionId
@@ -145,7 +96,7 @@ describe('subagents', () => {
   })
 
   it('bounds depth: at maxDepth a child is not offered task', async () => {
-    const { session, agent } = await tree([
+    const { root, session, agent } = await tree([
       { toolCalls: [task('Level one', 'Delegate further.')] },
       { toolCalls: [task('Level two', 'Answer deep.')], expect: { toolsInclude: ['task'] } },
       { text: 'deep', expect: { lastUserTextIncludes: 'Answer deep.' } },
@@ -153,7 +104,7 @@ describe('subagents', () => {
       { text: 'top', expect: { lastToolResultIncludes: 'mid' } },
     ], { subagents: { maxDepth: 2 } })
     expect(await agent.followup('go')).toMatchObject({ reason: 'completed', text: 'top' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     expect([0, 1, 2].map(toolNames)).toEqual([['task', 'echo'], ['task', 'echo'], ['echo']])
     const listed = await root.sessions.list()
     const mid = listed.find((s) => s.parent?.id === session.id)!
@@ -168,14 +119,14 @@ describe('subagents', () => {
       { text: 'both done' },
     ], { subagents: { maxParallel: 1 } })
     expect(await agent.followup('go')).toMatchObject({ reason: 'completed', text: 'both done' })
-    expect(model.failures).toEqual([])
+    expect(model().failures).toEqual([])
     const order = session.events.filter((e) => e.type.startsWith('subagent/')).map((e) => `${e.type}:${(e.data as { callId: string }).callId}`)
     expect(order).toEqual(['subagent/start:call_1', 'subagent/end:call_1', 'subagent/start:call_2', 'subagent/end:call_2'])
     expect(dataOf(session.events, 'tool/result').map((r) => (r as { content: { text: string }[] }).content[0]!.text)).toEqual(['answer one', 'answer two'])
   })
 
   it('runs the child under a chosen agent preset, and refuses an unknown one', async () => {
-    const { session, agent } = await tree([
+    const { root, session, agent } = await tree([
       { toolCalls: [task('Look around', 'List what you can.', { preset: 'minimal' }), task('Oops', 'x', { preset: 'nope' })] },
       { text: 'I can only read.' },
       { text: 'ok' },
@@ -191,10 +142,3 @@ describe('subagents', () => {
   })
 })
 
-async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not reached')
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}

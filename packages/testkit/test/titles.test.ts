@@ -1,56 +1,32 @@
-import { Context } from '@deepseek-ai/cordis'
-import * as agentsPlugin from '@dsh/core/agents'
-import * as approvalPlugin from '@dsh/core/approval'
-import * as credentialsPlugin from '@dsh/core/credentials'
-import * as llmPlugin from '@dsh/core/llm'
-import * as permissionPlugin from '@dsh/core/permission'
-import * as promptPlugin from '@dsh/core/prompt'
-import * as sessionsPlugin from '@dsh/core/sessions'
-import * as titlesPlugin from '@dsh/core/titles'
-import * as toolsPlugin from '@dsh/core/tools'
+import type { Context } from '@deepseek-ai/cordis'
 import type { Session } from '@dsh/core'
+import * as titlesPlugin from '@dsh/core/titles'
 import { TITLE_SYSTEM } from '@dsh/core/titles'
-import * as openaiPlugin from '@dsh/llm-openai/adapter'
-import * as jsonlStore from '@dsh/persistence/jsonl'
 import type { SessionEvent } from '@dsh/protocol'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { startMockModel, type MockModel, type Script } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { buildTree, tempDir, useMockModel, type Script } from '../src/index.js'
 
-let model: MockModel
-let titler: MockModel
-let root: Context
+const model = useMockModel()
+const titler = useMockModel({ env: false })
 let sessionsDir: string
-let previousEnv: Record<string, string | undefined>
+
+/** A second provider on its own mock, so title requests never race the turn's. */
+const titlerProvider = (baseUrl: string) => ({
+  name: 'titler-provider', inject: ['llm'],
+  apply: (ctx: Context) => { ctx.llm.registerProvider({ id: 'titler', label: 'Titler', protocol: 'openai', baseUrl, apiKeyEnv: 'DEEPSEEK_API_KEY', defaultModel: 'tiny', models: [] }) },
+})
 
 /** A real JSONL store, so listing reads titles the way `dsh` does. */
 async function tree(script: Script, titles: Record<string, unknown> = {}) {
-  model.setScript(script)
-  root = new Context()
-  sessionsDir = mkdtempSync(join(tmpdir(), 'dsh-sessions-'))
-  const mount = (plugin: object, config?: unknown) => root.plugin(plugin as never, config as never)
-  await mount(jsonlStore, { dir: sessionsDir })
-  await mount(sessionsPlugin)
-  await mount(credentialsPlugin, { file: join(mkdtempSync(join(tmpdir(), 'dsh-cred-')), 'none.yaml') })
-  await mount(llmPlugin, {})
-  await mount(openaiPlugin)
-  await mount(toolsPlugin)
-  await mount(promptPlugin, { projectInstructions: false })
-  await mount(permissionPlugin)
-  await mount(approvalPlugin)
-  await mount(agentsPlugin, { maxSteps: 20 })
-  // a second provider on its own mock, so title requests never race the turn's
-  root.llm.registerProvider({ id: 'titler', label: 'Titler', protocol: 'openai', baseUrl: titler.url, apiKeyEnv: 'DEEPSEEK_API_KEY', defaultModel: 'tiny', models: [] })
-  await mount(titlesPlugin, titles)
-  const session = await root.sessions.create({ cwd: mkdtempSync(join(tmpdir(), 'dsh-ws-')) })
-  return { session, agent: root.agents.create(session) }
+  sessionsDir = tempDir('dsh-sessions-')
+  return buildTree(model(), { script, store: { dir: sessionsDir }, plugins: [[titlerProvider(titler().url)], [titlesPlugin, titles]] })
 }
 
 const titleEvents = (session: Session) => session.events.filter((e) => e.type === 'session/title').map((e) => ({ data: e.data, ignorable: e.ignorable }))
 
-function nextTitle(session: Session, source: string): Promise<SessionEvent> {
+function nextTitle(root: Context, session: Session, source: string): Promise<SessionEvent> {
   return new Promise((resolve) => {
     const dispose = root.on('session/event', (s: Session, event: SessionEvent) => {
       if (s !== session) return
@@ -62,34 +38,16 @@ function nextTitle(session: Session, source: string): Promise<SessionEvent> {
   })
 }
 
-beforeEach(async () => {
-  previousEnv = { key: process.env.DEEPSEEK_API_KEY, url: process.env.DEEPSEEK_BASE_URL }
-  model = await startMockModel()
-  titler = await startMockModel()
-  process.env.DEEPSEEK_API_KEY = 'mock-key'
-  process.env.DEEPSEEK_BASE_URL = model.url
-})
-
-afterEach(async () => {
-  await root?.fiber.dispose()
-  await model.close()
-  await titler.close()
-  for (const [k, v] of [['DEEPSEEK_API_KEY', previousEnv.key], ['DEEPSEEK_BASE_URL', previousEnv.url]] as const) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-})
-
 describe('session titles', () => {
   it('titles a session from its first prompt, once, and lists it', async () => {
-    const { session, agent } = await tree([{ text: 'one' }, { text: 'two' }])
+    const { root, session, agent } = await tree([{ text: 'one' }, { text: 'two' }])
     await agent.followup('  Why does the parser drop the last token when the input ends without a newline?\nDetails follow.')
     await agent.followup('And another question')
     const title = 'Why does the parser drop the last token when the input ends…'
     expect(titleEvents(session)).toEqual([{ data: { title, source: 'prompt' }, ignorable: true }])
     const seq = session.events.find((e) => e.type === 'session/title')!.seq
     expect(session.events.slice(0, seq).map((e) => e.type)).toEqual(['turn/start', 'user/message'])
-    expect(titler.requests).toEqual([])
+    expect(titler().requests).toEqual([])
     await session.flush()
     expect((await root.sessions.list()).map((i) => [i.id, i.title])).toEqual([[session.id, title]])
     // the log on disk holds it too (what a later `list` rebuilds from)
@@ -105,26 +63,26 @@ describe('session titles', () => {
   })
 
   it('with summarize, asks the model in the background and logs its title', async () => {
-    titler.setScript([{ text: '"Parser drops final token."' }])
-    const { session } = await tree([], { summarize: true, provider: 'titler' })
-    const modelTitle = nextTitle(session, 'model')
+    titler().setScript([{ text: '"Parser drops final token."' }])
+    const { root, session } = await tree([], { summarize: true, provider: 'titler' })
+    const modelTitle = nextTitle(root, session, 'model')
     session.append('user/message', { id: 'u-0', content: [{ type: 'text', text: 'the parser loses the last token' }] })
     expect((await modelTitle).data).toEqual({ title: 'Parser drops final token', source: 'model' })
     expect(titleEvents(session).map((t) => t.data)).toEqual([
       { title: 'the parser loses the last token', source: 'prompt' },
       { title: 'Parser drops final token', source: 'model' },
     ])
-    expect(titler.requests.map((r) => r.body)).toEqual([{
+    expect(titler().requests.map((r) => r.body)).toEqual([{
       model: 'tiny', stream: true, stream_options: { include_usage: true }, max_tokens: 64,
       messages: [{ role: 'system', content: TITLE_SYSTEM }, { role: 'user', content: 'the parser loses the last token' }],
     }])
-    expect(model.requests).toEqual([])
+    expect(model().requests).toEqual([])
   })
 
   it('never blocks the turn, and a failed summary is an ignorable notice', async () => {
-    titler.setScript([{ error: { status: 500, message: 'titler down' } }])
-    const { session, agent } = await tree([{ text: 'answer' }], { summarize: true, provider: 'titler' })
-    const notice = nextTitle(session, 'model')
+    titler().setScript([{ error: { status: 500, message: 'titler down' } }])
+    const { root, session, agent } = await tree([{ text: 'answer' }], { summarize: true, provider: 'titler' })
+    const notice = nextTitle(root, session, 'model')
     expect(await agent.followup('fix it')).toMatchObject({ reason: 'completed', text: 'answer' })
     const event = await notice
     expect({ type: event.type, ignorable: event.ignorable, source: (event.data as { source: string }).source }).toEqual({ type: 'notice', ignorable: true, source: 'titles' })
@@ -133,10 +91,10 @@ describe('session titles', () => {
   })
 
   it('a stalled summary does not hold the turn and is dropped on unload', async () => {
-    titler.setScript([{ fault: 'stall' }])
-    const { session, agent } = await tree([{ text: 'answer' }], { summarize: true, provider: 'titler' })
+    titler().setScript([{ fault: 'stall' }])
+    const { root, session, agent } = await tree([{ text: 'answer' }], { summarize: true, provider: 'titler' })
     expect(await agent.followup('fix it')).toMatchObject({ reason: 'completed', text: 'answer' })
-    expect(titler.requests).toHaveLength(1)
+    expect(titler().requests).toHaveLength(1)
     await root.fiber.dispose()
     expect(session.events.filter((e) => e.type === 'notice')).toEqual([])
     expect(titleEvents(session).map((t) => t.data)).toEqual([{ title: 'fix it', source: 'prompt' }])

@@ -33,3 +33,30 @@ export function processesMatching(needle: string): number[] {
   }
   return out
 }
+
+/**
+ * "Model-visible means logged", for every request a test's dsh runs sent: each recorded
+ * request must be the next one some stored session's log derives (header + history at the
+ * moment it left), and every logged request must have been received.
+ */
+export function expectEveryRequestLogged(
+  home: string,
+  recorded: readonly { body: unknown }[],
+  expectedFor: (events: SessionEvent[]) => unknown[],
+): void {
+  const dir = join(home, 'sessions')
+  const queues = existsSync(dir)
+    ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => ({ id: f.slice(0, -6), left: expectedFor(readSessionFile(home, f.slice(0, -6)).events) }))
+    : []
+  recorded.forEach((request, index) => {
+    const body = JSON.stringify(request.body)
+    const queue = queues.find((q) => q.left.length > 0 && JSON.stringify(q.left[0]) === body)
+    if (!queue) {
+      const heads = queues.map((q) => `${q.id}: ${q.left.length ? JSON.stringify(q.left[0]).slice(0, 300) : '(none left)'}`).join('\n')
+      throw new Error(`request ${index} is not what any session log derives next:\n${body.slice(0, 600)}\nexpected one of:\n${heads}`)
+    }
+    queue.left.shift()
+  })
+  const unsent = queues.filter((q) => q.left.length > 0)
+  if (unsent.length) throw new Error(`logged requests never received: ${unsent.map((q) => `${q.id} (${q.left.length})`).join(', ')}`)
+}
