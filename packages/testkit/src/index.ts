@@ -6,5 +6,4 @@ export { checkExpect, viewRequest } from './mock-model/expect.js'
 export type { MockProtocol, RequestView } from './mock-model/expect.js'
 export { requestsFromLog, expectedBodies } from './log-check.js'
 export type { LoggedRequest } from './log-check.js'
-export { bodiesFromLog, buildTree, expectRequestsMatchLog, tempDir, until, useMockModel } from './tree.js'
-export type { PluginEntry, Tree, TreeOptions } from './tree.js'
+// Test-tree helpers (they use vitest) live in the `@dsh/testkit/tree` entry, not here.

@@ -1,7 +1,8 @@
 import { defineTool, type Session } from '@dsh/core'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildTree, expectRequestsMatchLog, until, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, until, useMockModel } from '../src/tree.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', concurrencySafe: true,

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel } from '../src/tree.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),

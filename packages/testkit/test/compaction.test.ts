@@ -3,7 +3,8 @@ import * as compactionPlugin from '@dsh/core/compaction'
 import { SUMMARY_PREFIX, defineTool, type Session } from '@dsh/core'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildTree, expectRequestsMatchLog, until, useMockModel, type Script, type Step } from '../src/index.js'
+import { type Script, type Step } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, until, useMockModel } from '../src/tree.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),

@@ -4,7 +4,8 @@ import { defineTool, type Session } from '@dsh/core'
 import type { ApprovalOutcome, ApprovalRequest } from '@dsh/protocol'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildTree, expectRequestsMatchLog, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, useMockModel } from '../src/tree.js'
 
 const read = defineTool({
   name: 'read', description: 'Read a file.', parameters: z.object({ path: z.string() }),

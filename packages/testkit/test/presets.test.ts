@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel } from '../src/tree.js'
 
 /** Stand-ins for the built-in tools (only their names matter here). */
 const stub = (name: string) => defineTool({

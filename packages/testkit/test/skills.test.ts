@@ -3,7 +3,8 @@ import * as skillsPlugin from '@dsh/core/skills'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { buildTree, expectRequestsMatchLog, tempDir, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, expectRequestsMatchLog, tempDir, useMockModel } from '../src/tree.js'
 
 const model = useMockModel()
 let workspace: string

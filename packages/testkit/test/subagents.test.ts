@@ -6,7 +6,8 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { bodiesFromLog, buildTree, tempDir, until, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { bodiesFromLog, buildTree, tempDir, until, useMockModel } from '../src/tree.js'
 
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', parameters: z.object({ text: z.string() }),

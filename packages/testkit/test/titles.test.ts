@@ -6,7 +6,8 @@ import type { SessionEvent } from '@dsh/protocol'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildTree, tempDir, useMockModel, type Script } from '../src/index.js'
+import { type Script } from '../src/index.js'
+import { buildTree, tempDir, useMockModel } from '../src/tree.js'
 
 const model = useMockModel()
 const titler = useMockModel({ env: false })
