@@ -81,6 +81,28 @@ describe('commands, skills and subagents through headless', () => {
     expect(last).toContain('v1.2.3')
   })
 
+  it('keeps a long session under a small context window by compacting, and keeps working', async () => {
+    writeFileSync(join(home, 'cordis.patch.yml'), '- id: compaction\n  config: {contextWindow: 6000}\n')
+    const bash = { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1000 1400' } }] }
+    const summary = (n: number) => ({ text: `Summary ${n}: the numbers 1000-1400 were printed again.`, expect: { systemIncludes: 'You condense an earlier part' } })
+    // the estimate crosses 80% of the window every third request once the history fills up
+    const script = [bash, bash, bash, bash]
+    for (let n = 1; n <= 5; n++) script.push(summary(n), bash, bash)
+    script.push(summary(6), { text: 'all done' })
+    model.setScript(script)
+    const result = await run(['print the numbers many times'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toBe('all done\n')
+    expect(model.failures).toEqual([])
+    expect(model.requests).toHaveLength(script.length)
+    for (const request of model.requests) expect(JSON.stringify(request.body).length / 4).toBeLessThan(6000)
+    const { events } = readSessionFile(home, sessionIdOf(result.stderr))
+    expect(events.filter((e) => e.type === 'compaction/start')).toHaveLength(6)
+    expect(events.filter((e) => e.type === 'history/replace').map((e) => (e.data as { summary: string }).summary).at(-1))
+      .toBe('Summary 6: the numbers 1000-1400 were printed again.')
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+  })
+
   it('delegates with the task tool: the child session is on disk and its answer reaches the parent', async () => {
     model.setScript([
       { toolCalls: [{ name: 'task', arguments: { description: 'count files', prompt: 'Count the files in the workspace.' } }] },
