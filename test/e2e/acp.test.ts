@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from './helpers/dsh.js'
-import { acpEnv, protocolErrors, processesWith, rpcError, sessionUpdates, startAcp, until, type AcpEnv, type AcpProcess } from './helpers/acp.js'
+import { type AcpEnv, acpEnv, type AcpProcess, processesWith, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
 
 let model: MockModel
 let setup: AcpEnv
@@ -17,17 +17,8 @@ beforeEach(async () => {
   setup = acpEnv(model.url)
 })
 afterEach(async () => {
-  for (const p of running.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      p.child.stdin!.end()
-      const exited = await Promise.race([p.exited, new Promise((r) => setTimeout(r, 3000, 'timeout'))])
-      if (exited === 'timeout') p.child.kill('SIGKILL')
-    }
-    expect(p.junk).toEqual([])
-    expect(p.violations).toEqual([])
-  }
+  await stopAll(running)
   await model.close()
-  expect(protocolErrors.splice(0)).toEqual([])
 })
 
 function start(script: Script, args?: string[]): AcpProcess {

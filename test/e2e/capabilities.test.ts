@@ -1,7 +1,7 @@
 import { deriveMessages } from '@dsh/core'
 import { buildChatRequest } from '@dsh/llm-openai'
 import { buildMessagesRequest } from '@dsh/llm-anthropic'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
+import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -86,7 +86,7 @@ describe('commands, skills and subagents through headless', () => {
     const bash = { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1000 1400' } }] }
     const summary = (n: number) => ({ text: `Summary ${n}: the numbers 1000-1400 were printed again.`, expect: { systemIncludes: 'You condense an earlier part' } })
     // the estimate crosses 80% of the window every third request once the history fills up
-    const script = [bash, bash, bash, bash]
+    const script: Script = [bash, bash, bash, bash]
     for (let n = 1; n <= 5; n++) script.push(summary(n), bash, bash)
     script.push(summary(6), { text: 'all done' })
     model.setScript(script)

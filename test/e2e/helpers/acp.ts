@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 // Drives the built `dsh --profile acp` over stdio with the official ACP SDK client, as an
 // editor would. Every raw stdout line is kept too (stdout must carry JSON-RPC only).
 import * as acp from '@agentclientprotocol/sdk'
@@ -259,3 +260,21 @@ export function storedSessions(home: string): string[] {
 }
 
 export const DSH_ACP_BIN = join(ROOT, 'node_modules', '.bin', 'dsh-acp')
+
+/**
+ * Ends every process a test started (stdin EOF, then SIGKILL after 3 s) and checks what the
+ * whole run produced: no non-JSON-RPC output on stdout, no frame violating the ACP schema,
+ * no protocol error seen by the client.
+ */
+export async function stopAll(running: AcpProcess[]): Promise<void> {
+  for (const p of running.splice(0)) {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.stdin!.end()
+      const exited = await Promise.race([p.exited, new Promise((r) => setTimeout(r, 3000, 'timeout'))])
+      if (exited === 'timeout') p.child.kill('SIGKILL')
+    }
+    expect(p.junk).toEqual([])
+    expect(p.violations).toEqual([])
+  }
+  expect(protocolErrors.splice(0)).toEqual([])
+}
