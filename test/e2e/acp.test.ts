@@ -131,6 +131,21 @@ describe('dsh --profile acp: permission requests on an escalated bash', () => {
     expect(readFileSync(target, 'utf8')).toBe('report\n')
   })
 
+  it('a subagent\'s escalation is asked in the parent session, on the task call the editor shows', async () => {
+    const target = join(outside(), 'child.txt')
+    const p = start([
+      { toolCalls: [{ id: 't1', name: 'task', arguments: { description: 'write the child report', prompt: 'Write the report.' } }] },
+      { toolCalls: [{ id: 'c1', name: 'bash', arguments: { command: `echo child > ${target}`, escalate: true, justification: 'the report lives outside' } }] },
+      { text: 'child wrote it' },
+      { text: 'parent done' },
+    ])
+    const sessionId = await session(p)
+    expect(await ask(p, sessionId, 'delegate')).toMatchObject({ stopReason: 'end_turn' })
+    expect(p.permissions).toHaveLength(1)
+    expect(p.permissions[0]).toMatchObject({ sessionId, toolCall: { toolCallId: 't1', title: `echo child > ${target}` } })
+    expect(readFileSync(target, 'utf8')).toBe('child\n')
+  })
+
   it('reject leaves the world untouched and the turn goes on', async () => {
     const target = join(outside(), 'report.txt')
     const p = start(escalation(target))

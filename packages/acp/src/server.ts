@@ -1,7 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session } from '@dsh/core'
-import { DshError, type ApprovalOutcome, type ApprovalRequest } from '@dsh/protocol'
+import { DshError, type ApprovalOutcome, type ApprovalRequest, type SessionHeader } from '@dsh/protocol'
 import type { AcpDefaults } from './args.js'
 import { Bridge, type BridgeHost } from './bridge.js'
 
@@ -79,10 +79,23 @@ export class AcpServer extends Service {
     return { closed, close: () => bridge.close().then(() => closed) }
   }
 
+  /**
+   * Asks the connection that owns the session. A subagent's session is owned by nobody:
+   * its question goes up the parent chain to the session the user is looking at, attached
+   * to the parent's `task` call (the card the editor shows).
+   */
   private answer(session: Session, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
-    const bridge = this.owners.get(session.id)
-    const state = bridge?.states.get(session.id)
+    let target: Session | undefined = session
+    let asked = request
+    while (target && !this.owners.has(target.id)) {
+      const parent: SessionHeader['parent'] = target.header.parent
+      if (!parent || parent.fork) return Promise.resolve('reject')
+      asked = { ...asked, ...(parent.callId ? { callId: parent.callId } : {}) }
+      target = this.home.sessions.get(parent.id)
+    }
+    const bridge = target && this.owners.get(target.id)
+    const state = target && bridge?.states.get(target.id)
     if (!bridge || !state) return Promise.resolve('reject')
-    return bridge.answer(state, request, signal)
+    return bridge.answer(state, asked, signal)
   }
 }
