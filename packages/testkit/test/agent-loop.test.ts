@@ -136,5 +136,26 @@ describe('agent loop', () => {
     expect(model().requests).toHaveLength(2)
     expectRequestsMatchLog(model(), session)
   })
+
+  it('a plugin listener that throws mid-step fails the turn, closes the step, and leaves the agent usable', async () => {
+    const { root, session, agent } = await tree([{ error: { status: 500 } }, { text: 'works again' }])
+    let thrown = 0
+    // prepended: it runs before the retry policy
+    root.on('agent/request-error', () => {
+      thrown++
+      throw new Error('policy plugin broke')
+    }, true)
+    const first = await agent.followup('go')
+    expect(first).toEqual({ turn: 1, reason: 'error', error: { code: 'INTERNAL', message: 'policy plugin broke' }, text: '' })
+    expect(thrown).toBe(1)
+    expect(types(session)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'step/end', 'turn/end'])
+    expect(await agent.followup('again')).toEqual({ turn: 2, reason: 'completed', text: 'works again' })
+  })
+
+  it('a turn that produced no answer reports no text, not an earlier turn\'s', async () => {
+    const { agent } = await tree([{ text: 'first answer' }, { error: { status: 401 } }])
+    expect((await agent.followup('one')).text).toBe('first answer')
+    expect(await agent.followup('two')).toMatchObject({ reason: 'error', text: '' })
+  })
 })
 

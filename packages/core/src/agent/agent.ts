@@ -147,9 +147,10 @@ export class Agent {
     const turn = ++this.turnCount
     const controller = this.controller = new AbortController()
     const { session } = this
-    session.append('turn/start', { turn })
+    const started = session.append('turn/start', { turn }).seq
     let reason: TurnEndReason = 'completed'
     let error: ErrorInfo | undefined
+    let openStep: number | undefined
     try {
       if (!(await this.admit(messages))) {
         reason = 'rejected'
@@ -161,14 +162,17 @@ export class Agent {
             break
           }
           session.append('step/start', { turn, step })
+          openStep = step
           const steered = step > 1 ? this.nextStep.splice(0) : []
           if (steered.length && !(await this.admit(steered))) {
             session.append('step/end', { turn, step })
+            openStep = undefined
             reason = 'rejected'
             break
           }
           const result = await this.runStep(turn, step, controller.signal)
           session.append('step/end', { turn, step, ...(result.kind !== 'error' && result.usage ? { usage: result.usage } : {}) })
+          openStep = undefined
           await session.flush()
           if (result.kind === 'error') {
             reason = 'error'
@@ -188,17 +192,20 @@ export class Agent {
     } catch (thrown) {
       reason = controller.signal.aborted ? 'aborted' : 'error'
       if (reason === 'error') error = errorInfo(thrown)
+      // a listener that threw mid-step leaves no step open in the log
+      if (openStep !== undefined) session.append('step/end', { turn, step: openStep })
     } finally {
       if (this.controller === controller) this.controller = undefined
     }
     session.append('turn/end', { turn, reason, ...(error ? { error } : {}) })
     await session.flush()
-    return { turn, reason, ...(error ? { error } : {}), text: this.lastAssistantText() }
+    return { turn, reason, ...(error ? { error } : {}), text: this.lastAssistantText(started) }
   }
 
-  private lastAssistantText(): string {
+  /** The text of this turn's last assistant message ('' when the turn produced none). */
+  private lastAssistantText(turnStart: number): string {
     const event = this.session.last('assistant/message')
-    return event ? textOf(event.data.content as AssistantBlock[]) : ''
+    return event && event.seq > turnStart ? textOf(event.data.content as AssistantBlock[]) : ''
   }
 
   /** The request for this step, derived from the log; a changed header is logged first. */
