@@ -2,7 +2,7 @@ import { deriveMessages } from '@dsh/core'
 import { buildChatRequest } from '@dsh/llm-openai'
 import { buildMessagesRequest } from '@dsh/llm-anthropic'
 import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { collect, runDsh, spawnDsh, tempDir, waitForOutput } from './helpers/dsh.js'
@@ -90,7 +90,9 @@ describe('headless', () => {
     const result = await headless(['--json', '-'], { input: 'the piped task\n' })
     expect(result.code).toBe(0)
     const events = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; seq: number })
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => events[0]!.seq + i))
+    // every event of the run, from the first (the permission preset) on
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
+    expect(events[0]).toMatchObject({ type: 'permission/preset', data: { preset: 'workspace-write' } })
     expect(events.map((e) => e.type)).toContain('assistant/message')
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
   })
@@ -207,6 +209,27 @@ describe('headless', () => {
     expect(model.requests[0]!.headers['x-api-key']).toBe('<redacted>')
     const { events } = readSessionFile(home, sessionIdOf(result.stderr))
     expect(model.requests.map((r) => r.body)).toEqual(expectedBodies(requestsFromLog(events, deriveMessages), buildMessagesRequest))
+  })
+
+  it('resumes a pre-release (v0) log: migrated with a note, working in the current directory, never in "/"', async () => {
+    const dir = join(home, 'sessions')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'legacy.jsonl'), [
+      { type: 'turn/start', time: 1, data: { turn: 1 } },
+      { type: 'user/message', time: 2, data: { id: 'u1', content: [{ type: 'text', text: 'old question' }] } },
+      { type: 'assistant/message', time: 3, data: { id: '1:1', content: [{ type: 'text', text: 'old answer' }], finish: 'stop' } },
+      { type: 'turn/end', time: 4, data: { turn: 1, reason: 'completed' } },
+    ].map((e) => JSON.stringify(e)).join('\n') + '\n')
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'pwd; touch here.txt' } }] }, { text: 'continued' }])
+    const result = await headless(['--resume', 'legacy', 'continue'])
+    expect(result.code, result.stderr).toBe(0)
+    const lines = result.stderr.split('\n')
+    expect(lines[0]).toBe('session: legacy')
+    expect(lines[1]).toMatch(/^note: .*v0.*/)
+    expect(existsSync(join(dir, 'legacy.jsonl.v0.bak'))).toBe(true)
+    expect((model.requests[1]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!.content).toBe(workspace)
+    expect(existsSync(join(workspace, 'here.txt'))).toBe(true)
+    expect((model.requests[0]!.body as { messages: { role: string; content: string }[] }).messages.slice(1, 3).map((m) => m.content)).toEqual(['old question', 'old answer'])
   })
 
   it('rejects bad arguments with a usage error', async () => {

@@ -68,7 +68,29 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.usage
   }
 
-  let session: Session
+  // Listening starts before the session is opened: what opening appends (repairs of a
+  // crash, migration notices, the permission preset) is reported too, after `session: <id>`.
+  let session: Session | undefined
+  const pending: [string, SessionEvent][] = []
+  const report = (event: SessionEvent) => {
+    if (args.json) return launcher.stdout.write(eventLine(event))
+    const data = event.data as Record<string, Json>
+    if (event.type === 'tool/call') {
+      const name = data.name as string
+      err(progressLine(name, presentCall(ctx.tools.get(name, session?.id), name, data.args ?? null)))
+    } else if (event.type === 'llm/retry') {
+      err(`… ${data.code as string}: retrying in ${data.delayMs as number} ms (attempt ${(data.attempt as number) + 1})`)
+    } else if (event.type === 'notice') {
+      err(`${data.level === 'error' ? 'error' : 'note'}: ${data.message as string}`)
+    }
+  }
+  const disposeListener = ctx.on('session/event', (s: Session, event: SessionEvent) => {
+    if (session) {
+      if (s === session) report(event)
+    } else {
+      pending.push([s.id, event])
+    }
+  })
   try {
     const settings = ctx.settings.get()
     const provider = args.provider ?? settings.provider
@@ -81,11 +103,16 @@ export async function runHeadless(ctx: Context): Promise<number> {
     if (mode) ctx.permission.set(session, mode)
     else if (!session.last('permission/preset')) ctx.permission.set(session, ctx.permission.current(session).id)
     if (args.agent) presets?.set(session, args.agent)
+    // an unsafe workspace (e.g. "/" under workspace-write) fails here, before any request
+    ctx.permission.policy(session)
   } catch (error) {
+    disposeListener()
+    if (session) await session.close()
     err(formatError(error))
     return EXIT.failed
   }
   err(`session: ${session.id}`)
+  for (const [id, event] of pending.splice(0)) if (id === session.id) report(event)
 
   const settings = ctx.settings.get()
   // a resumed session keeps its logged model choice; the preset's tool set always applies
@@ -100,17 +127,6 @@ export async function runHeadless(ctx: Context): Promise<number> {
       maxTokens: args.maxTokens,
       reasoningEffort: args.reasoningEffort ?? (fresh ? preset.reasoningEffort : undefined) ?? effortOf(settings.reasoningEffort),
     }),
-  })
-  const disposeListener = ctx.on('session/event', (s: Session, event: SessionEvent) => {
-    if (s !== session) return
-    if (args.json) launcher.stdout.write(eventLine(event))
-    else if (event.type === 'tool/call') {
-      const data = event.data as { name: string; args: Json }
-      err(progressLine(data.name, presentCall(ctx.tools.get(data.name), data.name, data.args)))
-    } else if (event.type === 'llm/retry') {
-      const data = event.data as { attempt: number; code: string; delayMs: number }
-      err(`… ${data.code}: retrying in ${data.delayMs} ms (attempt ${data.attempt + 1})`)
-    }
   })
   let interrupted = false
   const stop = new AbortController()

@@ -18,16 +18,18 @@ export interface Migration {
 
 /**
  * Version 0 is the pre-release layout: no header line, one event per line, `seq` optional.
- * Migrating infers the header: id from the file name, cwd '/', created from the first
- * event's time (0 when empty); seq is assigned from the line order.
+ * Migrating infers the header: id from the file name, cwd '' (unknown: the layout never
+ * recorded it, and guessing '/' would make a resumed session's workspace the whole
+ * filesystem; a session with no recorded workspace uses the process's cwd), created from
+ * the first event's time (0 when empty); seq is assigned from the line order.
  */
 const v0ToV1: Migration = {
   from: 0,
-  describe: 'add the header line (id from the file name, cwd "/") and number the events',
+  describe: 'add the header line (id from the file name, workspace unknown) and number the events',
   migrate(log, { id }) {
     const first = log.events[0]?.['time']
     const header: JsonRecord = {
-      format: 'dsh-session', version: 1, id, created: typeof first === 'number' ? first : 0, cwd: '/',
+      format: 'dsh-session', version: 1, id, created: typeof first === 'number' ? first : 0, cwd: '',
     }
     const events = log.events.map((event, seq): JsonRecord => {
       const out: JsonRecord = { type: event['type'] ?? null, seq, time: event['time'] ?? 0, data: event['data'] ?? null }

@@ -166,13 +166,15 @@ describe('JSONL store: loading', () => {
 
     // read() migrates in memory only.
     const read = await root.sessions.read('old')
-    expect(read.header).toEqual({ format: 'dsh-session', version: 1, id: 'old', created: 50, cwd: '/' })
+    expect(read.header).toEqual({ format: 'dsh-session', version: 1, id: 'old', created: 50, cwd: '' })
     expect(read.notices).toEqual([`session old: read ${file} as format version 0 (migrated in memory; the file is rewritten when the session is next opened)`])
     expect(readFileSync(file, 'utf8')).toBe(v0)
     expect(existsSync(`${file}.v0.bak`)).toBe(false)
 
     const session = await root.sessions.open('old')
-    expect(session.header).toEqual({ format: 'dsh-session', version: 1, id: 'old', created: 50, cwd: '/' })
+    expect(session.header).toEqual({ format: 'dsh-session', version: 1, id: 'old', created: 50, cwd: '' })
+    // no recorded workspace: the session works where the process runs, never in '/'
+    expect(session.cwd).toBe(process.cwd())
     const migrated = [
       { type: 'user/message', seq: 0, time: 50, data: { id: 'u', content: [{ type: 'text', text: 'hi' }] } },
       { type: 'assistant/message', seq: 1, time: 60, data: { id: 'a', content: [{ type: 'text', text: 'yo' }], finish: 'stop' } },
@@ -230,7 +232,7 @@ describe('JSONL store: list', () => {
     expect(all).toEqual([
       { id: 'a', cwd: '/a', title: 'Better title', created: a.header.created, updatedAt: 3_000_000, events: 3 },
       { id: 'b', cwd: '/b', created: b.header.created, updatedAt: 2_000_000, events: 0, parent: { id: 'a', callId: 'c9' } },
-      { id: 'old', cwd: '/', created: 3, updatedAt: 1_000_000, events: 1 },
+      { id: 'old', cwd: '', created: 3, updatedAt: 1_000_000, events: 1 },
       { id: 'torn', cwd: '/w', created: 7, updatedAt: 500_000, events: 1 },
     ])
     expect(logged.some((line) => line.includes('junk.jsonl'))).toBe(true)

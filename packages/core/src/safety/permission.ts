@@ -62,6 +62,11 @@ export class PermissionService extends Service {
   /** The sandbox policy for calls in this session right now. */
   policy(session: Session): ExecPolicy {
     const preset = this.current(session)
+    if (preset.sandbox === 'workspace-write' && session.cwd === '/') {
+      throw new DshError('UNSAFE_WORKSPACE', 'the workspace is "/": workspace-write would make the whole filesystem writable', {
+        hint: 'run dsh from a project directory, or choose read-only or danger-full-access knowingly',
+      })
+    }
     const tmpRoot = join(tmpdir(), 'dsh', session.id)
     mkdirSync(tmpRoot, { recursive: true, mode: 0o700 })
     return {

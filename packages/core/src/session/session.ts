@@ -53,7 +53,8 @@ export class Session {
     }
   }
 
-  get cwd(): string { return this.header.cwd }
+  /** The workspace: the header's, or the process's cwd for a log that never recorded one (migrated v0). */
+  get cwd(): string { return this.header.cwd || process.cwd() }
   get events(): readonly SessionEvent[] { return this.log }
   get closed(): boolean { return this.state.closed }
 

@@ -4,9 +4,11 @@ import type { ToolDefinition } from './define.js'
 
 /** Cards for a call, pure: the tool's presenter, or a generic card naming the tool and its input. */
 export function presentCall(tool: ToolDefinition | undefined, name: string, args: Json): CallCard {
-  if (tool?.presentCall && args !== null) {
+  // a presenter sees only arguments its tool would accept (the model's may be invalid)
+  const parsed = tool?.presentCall && args !== null ? tool.parameters.safeParse(args) : undefined
+  if (tool?.presentCall && parsed?.success) {
     try {
-      return tool.presentCall(args)
+      return tool.presentCall(parsed.data)
     } catch {
       // A presenter that cannot read these args falls back to the generic card.
     }
@@ -15,9 +17,10 @@ export function presentCall(tool: ToolDefinition | undefined, name: string, args
 }
 
 export function presentResult(tool: ToolDefinition | undefined, args: Json, result: ToolResult): ResultCard {
-  if (tool?.presentResult && args !== null && !result.isError) {
+  const parsed = tool?.presentResult && args !== null && !result.isError ? tool.parameters.safeParse(args) : undefined
+  if (tool?.presentResult && parsed?.success) {
     try {
-      return tool.presentResult(args, result)
+      return tool.presentResult(parsed.data, result)
     } catch {
       // fall through to the generic card
     }
