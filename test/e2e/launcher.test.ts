@@ -103,6 +103,7 @@ describe('dsh launcher', () => {
       '    - {id: ghost, name: dsh-no-such-plugin/x}',
       '    - {id: settings, name: "@dsh/core/settings", config: {file: 42}}',
       '    - {id: credentials, name: "@dsh/core/credentials"}',
+      '    - {id: permission, name: "@dsh/core/permission", config: {defualt: read-only}}',
       '',
     ].join('\n'))
     const report = join(home, 'tree.json')
@@ -112,11 +113,13 @@ describe('dsh launcher', () => {
     expect(run.stderr.split('\n')).toEqual([
       'row ghost (dsh-no-such-plugin/x): MODULE_NOT_FOUND: cannot find package dsh-no-such-plugin (hint: install it into the profile: dsh plugin --profile <name> add dsh-no-such-plugin)',
       `row settings (@dsh/core/settings): CONFIG_INVALID: row settings (@dsh/core/settings) set in ${join(dir, 'cordis.patch.yml')}: config.file: Invalid input: expected string, received number (hint: fix the config of row settings (replace it whole with \`- id: settings\` and \`config:\` in a patch file))`,
+      // a misspelled key is named, never silently dropped
+      `row permission (@dsh/core/permission): CONFIG_INVALID: row permission (@dsh/core/permission) set in ${join(dir, 'cordis.patch.yml')}: config.defualt: unknown key (did you mean "default"?); known keys: default (hint: fix the config of row permission (replace it whole with \`- id: permission\` and \`config:\` in a patch file))`,
       'BOOT_INCOMPLETE: profile rows: some rows did not start and nothing is running',
       '',
     ])
     const tree = JSON.parse(readFileSync(report, 'utf8')) as { rows: { id: string; state: string; provides: string[] }[] }
-    expect(tree.rows.map((r) => [r.id, r.state, r.provides])).toEqual([['ghost', 'failed', []], ['settings', 'failed', []], ['credentials', 'active', ['credentials']]])
+    expect(tree.rows.map((r) => [r.id, r.state, r.provides])).toEqual([['ghost', 'failed', []], ['settings', 'failed', []], ['credentials', 'active', ['credentials']], ['permission', 'failed', []]])
   })
 
   it('a profile whose rows all start and that no surface holds exits 0', async () => {

@@ -257,7 +257,58 @@ function validate(plugin: PluginLike, config: unknown): readonly SchemaIssue[] |
   if (typeof validator !== 'function') return undefined
   const result = validator(config) as { issues?: readonly SchemaIssue[] } | Promise<unknown>
   if (result instanceof Promise) return undefined
-  return result.issues
+  // a key the schema does not know is an error, not silently dropped: a typo or a renamed
+  // key must not quietly leave a user's setting unapplied
+  const unknown = unknownKeys(schema, config)
+  return result.issues?.length || unknown.length ? [...(result.issues ?? []), ...unknown] : undefined
+}
+
+/**
+ * Keys of `value` that a zod object schema (behind defaults, optionals and pipes) would strip.
+ * Objects that declare a catchall (strict ones report extras themselves, loose ones keep
+ * them) are left to the schema.
+ */
+export function unknownKeys(schema: unknown, value: unknown, path: string[] = []): SchemaIssue[] {
+  const def = (schema as { _zod?: { def?: Record<string, any> } } | undefined)?._zod?.def
+  if (!def || value === null || typeof value !== 'object' || Array.isArray(value)) return []
+  switch (def.type) {
+    case 'default': case 'prefault': case 'optional': case 'nullable': case 'readonly':
+      return unknownKeys(def.innerType, value, path)
+    case 'pipe':
+      return unknownKeys(def.in, value, path)
+    case 'object': {
+      if (def.catchall) return []
+      const known = Object.keys(def.shape as object)
+      const out: SchemaIssue[] = []
+      for (const [key, child] of Object.entries(value)) {
+        if (known.includes(key)) out.push(...unknownKeys((def.shape as Record<string, unknown>)[key], child, [...path, key]))
+        else out.push({ message: `unknown key${closest(key, known)}; known keys: ${known.join(', ') || '(none)'}`, path: [...path, key] })
+      }
+      return out
+    }
+  }
+  return []
+}
+
+/** ` (did you mean "x"?)` for a known key within two edits, else ''. */
+function closest(key: string, known: readonly string[]): string {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of known) {
+    const d = editDistance(key.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best ? ` (did you mean "${best}"?)` : ''
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    row = next
+  }
+  return row[b.length]!
 }
 
 function fiberError(fiber: Fiber): unknown {
