@@ -4,12 +4,17 @@ import { z } from 'zod'
 import { type Script } from '../src/index.js'
 import { buildTree, expectRequestsMatchLog, until, useMockModel } from '../src/tree.js'
 
+/** What the echo tool saw, in order (to tell parallel from sequential runs). */
+const starts: string[] = []
+
 const echo = defineTool({
   name: 'echo', description: 'Echo text back.', concurrencySafe: true,
   parameters: z.object({ text: z.string(), delayMs: z.number().int().optional() }),
   async execute(args, call) {
+    starts.push(`start ${args.text}`)
     if (args.delayMs) await new Promise((r) => setTimeout(r, args.delayMs))
     if (call.signal.aborted) throw new Error('aborted')
+    starts.push(`end ${args.text}`)
     return args.text
   },
   output: { render: (value: string) => `echo: ${value}` },
@@ -48,8 +53,11 @@ describe('agent loop', () => {
       { toolCalls: [{ name: 'echo', arguments: { text: 'slow', delayMs: 60 } }, { name: 'echo', arguments: { text: 'fast' } }] },
       { text: 'done' },
     ])
+    starts.length = 0
     const outcome = await agent.followup('go')
     expect(outcome.reason).toBe('completed')
+    // they ran in parallel: the fast call started and finished while the slow one was running
+    expect(starts).toEqual(['start slow', 'start fast', 'end fast', 'end slow'])
     const results = session.events.filter((e) => e.type === 'tool/result').map((e) => e.data)
     expect(results).toEqual([
       { callId: 'call_1', name: 'echo', content: [{ type: 'text', text: 'echo: slow' }], isError: false },
@@ -156,6 +164,50 @@ describe('agent loop', () => {
     const { agent } = await tree([{ text: 'first answer' }, { error: { status: 401 } }])
     expect((await agent.followup('one')).text).toBe('first answer')
     expect(await agent.followup('two')).toMatchObject({ reason: 'error', text: '' })
+  })
+
+  it('inject queues for the next step without waking; steer wakes an idle agent', async () => {
+    const { session, agent } = await tree([{ text: 'saw both' }])
+    agent.inject('background fact')
+    await new Promise((r) => setTimeout(r, 30))
+    expect(agent.busy).toBe(false)
+    expect(session.events).toHaveLength(0)
+    agent.steer('now go')
+    await until(() => session.last('turn/end') !== undefined)
+    await agent.idle()
+    expect(session.events.filter((e) => e.type === 'user/message').map((e) => e.data)).toEqual([
+      { id: 'u-1', content: [{ type: 'text', text: 'background fact' }], via: 'inject' },
+      { id: 'u-2', content: [{ type: 'text', text: 'now go' }], via: 'steer' },
+    ])
+    expectRequestsMatchLog(model(), session)
+  })
+
+  it('agent/pre-step may rewrite what enters or reject it (the turn then spends no step)', async () => {
+    const { root, session, agent } = await tree([{ text: 'ok', expect: { lastUserTextIncludes: '[redacted]' } }])
+    root.on('agent/pre-step', async (_agent, messages, next) => {
+      const admitted = await next()
+      if (messages.some((m) => m.content.some((c) => c.type === 'text' && c.text.includes('forbidden')))) return null
+      return admitted?.map((m) => ({ ...m, content: m.content.map((c) => (c.type === 'text' ? { ...c, text: c.text.replace('secret', '[redacted]') } : c)) })) ?? null
+    })
+    expect(await agent.followup('my secret plan')).toMatchObject({ reason: 'completed', text: 'ok' })
+    expect(await agent.followup('something forbidden')).toEqual({ turn: 2, reason: 'rejected', text: '' })
+    expect(model().requests).toHaveLength(1)
+    expect(session.events.filter((e) => e.type === 'turn/start' || e.type === 'turn/end' || e.type === 'step/start').map((e) => e.type).slice(-2))
+      .toEqual(['turn/start', 'turn/end'])
+    expectRequestsMatchLog(model(), session)
+  })
+
+  it('agent/turn-stopping may keep the turn going after queueing input', async () => {
+    const { root, session, agent } = await tree([{ text: 'first' }, { text: 'second, after the check' }])
+    let checks = 0
+    root.on('agent/turn-stopping', (a) => {
+      if (checks++ > 0) return undefined
+      a.inject('did you verify?')
+      return true
+    })
+    expect(await agent.followup('go')).toEqual({ turn: 1, reason: 'completed', text: 'second, after the check' })
+    expect(session.events.filter((e) => e.type === 'step/start')).toHaveLength(2)
+    expectRequestsMatchLog(model(), session)
   })
 })
 
