@@ -4,11 +4,11 @@
 import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { cleanEnv, DSH_BIN } from './helpers/dsh.js'
-import { type AcpEnv, acpEnv, type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, startAcp, stopAll } from './helpers/acp.js'
+import { type AcpEnv, acpEnv, type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
 
 let model: MockModel
 let setup: AcpEnv
@@ -136,6 +136,17 @@ describe('dsh --profile acp: sessions across processes', () => {
 })
 
 describe('dsh-acp and login', () => {
+  it('an edit of the shared home patch does not cut off a connected editor: it is reported, not applied', async () => {
+    const p = start([{ text: 'before' }, { text: 'after the edit' }])
+    await p.initialize()
+    const sessionId = await newSession(p)
+    expect(await ask(p, sessionId, 'one')).toMatchObject({ stopReason: 'end_turn' })
+    writeFileSync(join(setup.home, 'cordis.patch.yml'), '- id: llm\n  config: {idleTimeoutMs: 120000}\n')
+    await until(() => p.stderr().includes('not applied'))
+    expect(p.stderr()).toContain('reload of ' + join(setup.home, 'cordis.patch.yml') + ' not applied: an ACP client is connected')
+    expect(await ask(p, sessionId, 'two')).toMatchObject({ stopReason: 'end_turn' })
+  })
+
   it('the standalone bin serves the same composition', async () => {
     const p = start([{ text: 'standalone' }], [], [process.execPath, DSH_ACP_BIN])
     const init = await p.initialize()

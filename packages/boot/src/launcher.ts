@@ -51,6 +51,7 @@ export class Launcher extends Service {
   readonly exited: Promise<number>
 
   private _holds = 0
+  private readonly _pins = new Set<{ reason: string }>()
   private _exitCode: number | undefined
   private _resolveReady!: () => void
   private _resolveExit!: (code: number) => void
@@ -75,6 +76,29 @@ export class Launcher extends Service {
    * Claims the process. The returned function releases the claim (idempotent);
    * unloading the plugin that called `hold()` releases it too.
    */
+  /**
+   * Pins the tree: while pinned, edits of the patch files are not applied (each is
+   * reported with `reason`). A surface serving a long-lived client (ACP) pins, because a
+   * reload that restarts a row it depends on would cut the client off mid-session.
+   * Tied to the caller's fiber like `hold()`.
+   */
+  pin(reason: string): () => void {
+    const entry = { reason }
+    this._pins.add(entry)
+    const unpin = () => { this._pins.delete(entry) }
+    try {
+      const dispose = this.ctx.effect(() => unpin, 'launcher.pin()')
+      return () => { void dispose() }
+    } catch {
+      return unpin
+    }
+  }
+
+  /** Why the tree is pinned (empty when reloads apply). */
+  get pins(): string[] {
+    return [...this._pins].map((p) => p.reason)
+  }
+
   hold(): () => void {
     this._holds++
     let released = false

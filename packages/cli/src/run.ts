@@ -106,6 +106,12 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
       reporter.write('reload', error)
       return
     }
+    const pins = launcher.pins
+    if (pins.length) {
+      io.stderr.write(`reload of ${changed} not applied: ${pins.join('; ')}; restart dsh to apply it\n`)
+      reporter.write('reload', new Error(`pinned: ${pins.join('; ')}`))
+      return
+    }
     const result = await mounter.apply(rows)
     const parts = [['added', result.added], ['removed', result.removed], ['re-mounted', result.remounted]] as const
     const summary = parts.filter(([, ids]) => ids.length).map(([what, ids]) => `${what} ${ids.join(', ')}`).join('; ')

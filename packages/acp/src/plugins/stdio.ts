@@ -47,6 +47,8 @@ export function apply(ctx: Context): void {
     return
   }
 
+  // a reload that restarts a row this server depends on would cut the editor off mid-session
+  launcher.pin('an ACP client is connected (restarting rows would drop its sessions)')
   ctx.effect(() => guardStdout(), 'acp: console off stdout')
   const stdout = launcher.stdout as Writable
   const swallow = () => undefined
