@@ -2,10 +2,11 @@
 // slash commands, images, steering, modes and config options — against the built binary.
 import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ROOT } from './helpers/dsh.js'
+import { processesMatching } from './helpers/session-file.js'
 import { type AcpEnv, acpEnv, type AcpProcess, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
 
 let model: MockModel
@@ -138,6 +139,32 @@ describe('dsh --profile acp: prompt features', () => {
     expect(await ask(p, sessionId, '/no-such-command')).toEqual({ stopReason: 'end_turn' })
     expect(texts(p, sessionId)).toContain('Unknown command /no-such-command')
     expect(model.requests).toEqual([])
+  })
+
+  it('a skill in a session\'s own workspace (not the process cwd) is a slash command at once, and runs', async () => {
+    const ws = join(setup.cwd, '..', 'other-project')
+    mkdirSync(join(ws, '.dsh', 'skills', 'release'), { recursive: true })
+    writeFileSync(join(ws, '.dsh', 'skills', 'release', 'SKILL.md'), '---\nname: release\ndescription: Cut a release\n---\nTag it and write the changelog.\n')
+    const p = start([{ text: 'releasing', expect: { lastUserTextIncludes: 'Tag it and write the changelog.' } }])
+    await p.initialize()
+    const sessionId = (await p.agent.request('session/new', { cwd: ws, mcpServers: [] })).sessionId
+    const named = () => sessionUpdates(p, sessionId).filter((u) => u.sessionUpdate === 'available_commands_update')
+      .some((u) => (u as { availableCommands: { name: string }[] }).availableCommands.some((c) => c.name === 'release'))
+    await until(named, 5000, 'the release command')
+    expect(await ask(p, sessionId, '/release v2')).toMatchObject({ stopReason: 'end_turn' })
+    expect(texts(p, sessionId)).toContain('releasing')
+    expect(model.failures).toEqual([])
+  })
+
+  it('closing a session stops its background jobs', async () => {
+    const marker = `sleep ${6000 + Math.floor(Math.random() * 999)}`
+    const p = start([{ toolCalls: [{ name: 'bash', arguments: { command: marker, run_in_background: true } }] }, { text: 'started' }])
+    await p.initialize()
+    const sessionId = await newSession(p)
+    expect(await ask(p, sessionId, 'start a job')).toMatchObject({ stopReason: 'end_turn' })
+    await until(() => processesMatching(marker).length > 0, 5000, 'the job')
+    await p.agent.request('session/close', { sessionId })
+    await until(() => processesMatching(marker).length === 0, 5000, 'the job to stop')
   })
 
   it('images are validated and reach the model; a wrong type is -32602', async () => {

@@ -54,8 +54,10 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
     if (problems.length) queueMicrotask(() => reportProblems(session, problems))
   })
 
-  // the launch directory is scanned up front, so `/skill` commands exist before a first turn;
-  // a surface opening a session elsewhere may call `ctx.skills.refresh(cwd)` to the same end
+  // a session opened in another workspace (an editor's) gets its `/skill` commands at once
+  ctx.on('session/opened', (session: Session) => { skills.refresh(session.cwd) })
+
+  // the launch directory is scanned up front, so `/skill` commands exist before a first turn
   ctx.effect(() => {
     skills.refresh(process.cwd())
     return () => {}

@@ -16,6 +16,10 @@ declare module '@deepseek-ai/cordis' {
   interface Events {
     /** Every append on a managed session (including load repairs and notices), after it is in memory. Listener errors are logged. */
     'session/event'(session: Session, event: SessionEvent): void
+    /** A session was created, opened or forked here (before its first turn). */
+    'session/opened'(session: Session): void
+    /** A managed session was closed (flushed, unlocked): what it owned may be released. */
+    'session/closed'(session: Session): void
   }
 }
 
@@ -186,6 +190,7 @@ export class SessionManager extends Service {
           await sink.close()
         } finally {
           if (this.open_.get(header.id) === session) this.open_.delete(header.id)
+          this.notify('session/closed', session)
         }
       },
     }
@@ -199,6 +204,15 @@ export class SessionManager extends Service {
     }
     const session: Session = new Session(header, events, managed, emit)
     this.open_.set(header.id, session)
+    this.notify('session/opened', session)
     return session
+  }
+
+  private notify(name: 'session/opened' | 'session/closed', session: Session): void {
+    try {
+      this.home.emit(name, session)
+    } catch (error) {
+      this.home.logger('sessions').warn('a %s listener failed: %s', name, error)
+    }
   }
 }

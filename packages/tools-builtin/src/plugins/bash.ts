@@ -14,4 +14,6 @@ export function apply(ctx: Context, _config: Config): void {
   // Unloading the tools stops the jobs they started (the shell stops the rest when it goes).
   const shell = ctx.shell
   ctx.effect(() => () => shell.killAll())
+  // a session's background jobs end with it (an editor keeps the process for many sessions)
+  ctx.on('session/closed', (session) => { void shell.killAll(session.id) })
 }
