@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import type { AgentOptions, Session } from '@dsh/core'
+import { startingModel, type AgentOptions, type Session } from '@dsh/core'
 import { DshError, type ReasoningEffort } from '@dsh/protocol'
 import { requireCredentials } from './auth.js'
 import type { Bridge } from './bridge.js'
@@ -41,14 +41,9 @@ export function agentOptions(b: Bridge, session: Session | undefined, fresh: boo
   const preset: AgentOptions = presets ? presets.agentOptions(session ? presets.current(session) : presets.get(presets.defaultId)) : {}
   if (!fresh) return { toolFilter: preset.toolFilter, provider: d.provider, model: d.model, maxTokens: d.maxTokens, reasoningEffort: d.reasoningEffort }
   const settings = b.ctx.settings.get()
-  const chosenProvider = b.providerOverride ?? d.provider
-  return {
-    toolFilter: preset.toolFilter,
-    provider: chosenProvider ?? settings.provider ?? preset.provider,
-    model: d.model ?? (chosenProvider ? undefined : settings.model ?? preset.model),
-    maxTokens: d.maxTokens,
-    reasoningEffort: d.reasoningEffort ?? effortOf(settings.reasoningEffort) ?? preset.reasoningEffort,
-  }
+  const choice = startingModel({ provider: b.providerOverride ?? d.provider, model: d.model, reasoningEffort: d.reasoningEffort }, preset,
+    { provider: settings.provider, model: settings.model, reasoningEffort: effortOf(settings.reasoningEffort) })
+  return { toolFilter: preset.toolFilter, ...choice, maxTokens: d.maxTokens }
 }
 
 /** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */

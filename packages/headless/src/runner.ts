@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { DshError, formatError, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
-import { presentCall } from '@dsh/core'
+import { presentCall, startingModel } from '@dsh/core'
 import type { AgentOptions, Session, TurnOutcome } from '@dsh/core'
 import { parseCommand, type CommandRegistry } from '@dsh/core/commands'
 import type { PresetService } from '@dsh/core/presets'
@@ -118,16 +118,11 @@ export async function runHeadless(ctx: Context): Promise<number> {
   // a resumed session keeps its logged model choice; the preset's tool set always applies
   const fresh = !args.resume
   const preset: AgentOptions = presets ? presets.agentOptions(presets.current(session)) : {}
-  const fromSettings = fresh && !preset.provider && !preset.model
-  const agent = ctx.agents.create(session, {
-    toolFilter: preset.toolFilter,
-    ...defined({
-      provider: args.provider ?? (fresh ? preset.provider : undefined) ?? (fromSettings ? settings.provider : undefined),
-      model: args.model ?? (fresh ? preset.model : undefined) ?? (fromSettings ? settings.model : undefined),
-      maxTokens: args.maxTokens,
-      reasoningEffort: args.reasoningEffort ?? (fresh ? preset.reasoningEffort : undefined) ?? effortOf(settings.reasoningEffort),
-    }),
-  })
+  const flags = { provider: args.provider, model: args.model, reasoningEffort: args.reasoningEffort }
+  const choice = fresh
+    ? startingModel(flags, preset, { provider: settings.provider, model: settings.model, reasoningEffort: effortOf(settings.reasoningEffort) })
+    : flags
+  const agent = ctx.agents.create(session, { toolFilter: preset.toolFilter, ...defined({ ...choice, maxTokens: args.maxTokens }) })
   let interrupted = false
   const stop = new AbortController()
   const disposeSignal = ctx.on('launcher/signal', () => {

@@ -1,2 +1,3 @@
 export * from './presets.js'
 export * from './service.js'
+export * from './defaults.js'
