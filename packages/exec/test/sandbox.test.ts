@@ -32,9 +32,9 @@ describe('bubblewrap mechanism', () => {
     const bw = new Bubblewrap('bwrap')
     const common = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
     expect(bw.wrap(['true'], { ...policyFor('read-only', ws, tmp), network: false }, ws))
-      .toEqual([...common, '--unshare-all', '--die-with-parent', '--chdir', ws, '--', 'true'])
+      .toEqual([...common, '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', ws, '--', 'true'])
     expect(bw.wrap(['true'], policyFor('workspace-write', ws, tmp, ['/nonexistent-root']), '/'))
-      .toEqual([...common, '--bind', ws, ws, '--bind', tmp, tmp, '--unshare-all', '--share-net', '--die-with-parent', '--chdir', '/', '--', 'true'])
+      .toEqual([...common, '--bind', ws, ws, '--bind', tmp, tmp, '--unshare-all', '--share-net', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', '/', '--', 'true'])
   })
 
   it('is chosen by the probe on this machine', async () => {
@@ -65,6 +65,15 @@ describe('ctx.sandbox.wrap', () => {
     expect(result.output).toContain('Read-only file system')
     expect(await sh(`echo x > ${tmp}/ro.txt`, policy)).toMatchObject({ code: 1 })
     expect([existsSync(path.join(ws, 'ro.txt')), existsSync(path.join(tmp, 'ro.txt'))]).toEqual([false, false])
+  })
+
+  it.each(['read-only', 'workspace-write'] as const)('%s: a hostile command cannot remount / writable (no capabilities inside)', async (mode) => {
+    const target = path.join(outside, `remount-${mode}.txt`)
+    const result = await sh(`grep CapEff /proc/self/status; mount -o remount,rw,bind / && echo pwned > ${target} && echo WROTE`, policyFor(mode, ws, tmp))
+    expect(result.output).toContain('CapEff:\t0000000000000000')
+    expect(result.output).not.toContain('WROTE')
+    expect(result.code).not.toBe(0)
+    expect(existsSync(target)).toBe(false)
   })
 
   it('danger-full-access: the argv is unchanged', async () => {

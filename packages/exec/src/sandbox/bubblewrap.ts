@@ -30,7 +30,8 @@ export class Bubblewrap implements SandboxMechanism {
     }
     args.push('--unshare-all')
     if (policy.network) args.push('--share-net')
-    args.push('--die-with-parent')
+    // no capabilities inside: as root, CAP_SYS_ADMIN would let a command remount / read-write
+    args.push('--cap-drop', 'ALL', '--die-with-parent')
     return args
   }
 
