@@ -30,6 +30,14 @@ describe('OutputSink', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600)
   })
 
+  it('caps the spill file so a runaway command cannot fill the disk', () => {
+    const file = path.join(tempDir('sink-cap'), 'out.log')
+    const sink = new OutputSink({ maxBytes: 10, maxLines: 100, maxSpillBytes: 50 }, () => file)
+    for (let i = 0; i < 20; i++) sink.write(Buffer.from('0123456789'))
+    expect(sink.finish()).toMatchObject({ output: '0123456789', truncation: { spillPath: file, totalBytes: 200 } })
+    expect(readFileSync(file, 'utf8')).toBe('0123456789'.repeat(5) + '\n[dsh: output file capped at 50 bytes; the rest was not saved]\n')
+  })
+
   it('cuts by bytes at a line boundary and never splits a UTF-8 character', () => {
     const dir = tempDir('sink')
     const file = path.join(dir, 'out.log')

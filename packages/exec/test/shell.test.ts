@@ -34,18 +34,22 @@ describe('ctx.shell.run', () => {
     process.env.DSH_TEST_INTERNAL = 'internal'
     process.env.SOME_API_KEY = 'sk-secret'
     process.env.HARMLESS_SETTING = 'kept'
+    const more = { MYSQL_PWD: 'pw', GH_PAT: 'ghp_x', SENTRY_DSN: 'https://k@sentry.io/1', DATABASE_URL: 'postgres://u:pw@db/x', PLAIN_URL: 'https://example.com/a' }
+    Object.assign(process.env, more)
     try {
-      const names = ['DSH_TEST_INTERNAL', 'SOME_API_KEY', 'HARMLESS_SETTING', 'TMPDIR', ...Object.keys(NON_INTERACTIVE)]
+      const names = ['DSH_TEST_INTERNAL', 'SOME_API_KEY', 'HARMLESS_SETTING', ...Object.keys(more), 'TMPDIR', ...Object.keys(NON_INTERACTIVE)]
       const script = names.map((n) => `echo "${n}=\${${n}-unset}"`).join('; ')
       const { output } = await root.shell.run(script, { policy: ww(), env: { EXPLICIT: '1' } })
       expect(output).toBe([
-        'DSH_TEST_INTERNAL=unset', 'SOME_API_KEY=unset', 'HARMLESS_SETTING=kept', `TMPDIR=${tmp}`,
+        'DSH_TEST_INTERNAL=unset', 'SOME_API_KEY=unset', 'HARMLESS_SETTING=kept',
+        'MYSQL_PWD=unset', 'GH_PAT=unset', 'SENTRY_DSN=unset', 'DATABASE_URL=unset', 'PLAIN_URL=https://example.com/a', `TMPDIR=${tmp}`,
         ...Object.entries(NON_INTERACTIVE).map(([k, v]) => `${k}=${v}`),
       ].join('\n') + '\n')
     } finally {
       delete process.env.DSH_TEST_INTERNAL
       delete process.env.SOME_API_KEY
       delete process.env.HARMLESS_SETTING
+      for (const name of Object.keys(more)) delete process.env[name]
     }
   })
 

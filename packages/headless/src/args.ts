@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { DshError, type ReasoningEffort } from '@dsh/protocol'
+import { DshError, PERMISSION_PRESETS, type ReasoningEffort } from '@dsh/protocol'
 
 export interface HeadlessArgs {
   task: string | undefined
@@ -72,7 +72,13 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
   if (values.model) out.model = values.model
   if (values.resume) out.resume = values.resume
   if (values.agent) out.agent = values.agent
-  if (values['permission-mode']) out.permissionMode = values['permission-mode']
+  if (values['permission-mode']) {
+    const mode = values['permission-mode']
+    if (!PERMISSION_PRESETS.some((p) => p.id === mode)) {
+      throw new DshError('USAGE', `--permission-mode must be one of ${PERMISSION_PRESETS.map((p) => p.id).join(', ')}, got "${mode}"`)
+    }
+    out.permissionMode = mode
+  }
   if (values['max-tokens'] !== undefined) {
     const n = Number(values['max-tokens'])
     if (!Number.isInteger(n) || n <= 0) throw new DshError('USAGE', `--max-tokens must be a positive integer, got "${values['max-tokens']}"`)

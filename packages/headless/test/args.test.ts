@@ -19,6 +19,7 @@ describe('parseHeadlessArgs', () => {
     expect(() => parseHeadlessArgs(['--max-tokens', 'x', 't'])).toThrow('--max-tokens must be a positive integer, got "x"')
     expect(() => parseHeadlessArgs(['t'], { DSH_REASONING_EFFORT: 'huge' })).toThrow('--reasoning-effort must be one of off, low, medium, high, max, got "huge"')
     expect(() => parseHeadlessArgs(['a', 'b'])).toThrow('expected one task argument, got 2')
+    expect(() => parseHeadlessArgs(['--permission-mode', 'yolo', 't'])).toThrow('--permission-mode must be one of read-only, workspace-write, danger-full-access, got "yolo"')
     expect(() => parseHeadlessArgs(['--bogus', 't'])).toThrow(/Unknown option '--bogus'/)
   })
 })

@@ -209,5 +209,41 @@ describe('agent loop', () => {
     expect(session.events.filter((e) => e.type === 'step/start')).toHaveLength(2)
     expectRequestsMatchLog(model(), session)
   })
+
+  it('tools/pre-execute: deny and ask; with no answerer ask is a denial that says why, with one allow-always is remembered', async () => {
+    const script: Script = [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'deny me' } }, { name: 'echo', arguments: { text: 'ask me' } }] },
+      { text: 'headless part done' },
+      { toolCalls: [{ name: 'echo', arguments: { text: 'ask me' } }] },
+      { toolCalls: [{ name: 'echo', arguments: { text: 'ask me' } }] },
+      { text: 'all done' },
+    ]
+    const { root, session, agent } = await tree(script)
+    root.on('tools/pre-execute', async (call, next) => {
+      const text = (call.args as { text: string }).text
+      if (text === 'deny me') return { action: 'deny', reason: 'policy says no' }
+      if (text === 'ask me') return { action: 'ask', reason: 'policy wants a human' }
+      return next()
+    })
+    await agent.followup('first')
+    const results = () => session.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { content: { text: string }[] }).content[0]!.text)
+    expect(results()).toEqual([
+      'Denied: policy says no',
+      'Not run: it needs approval (policy wants a human), and no one can approve on this surface (a headless run denies what needs approval).',
+    ])
+    const asked: string[] = []
+    root.approval.setAnswerer(async (_session, request) => {
+      asked.push(request.reason ?? '')
+      return 'allow-always'
+    })
+    expect(await agent.followup('second')).toMatchObject({ reason: 'completed', text: 'all done' })
+    expect(results().slice(2)).toEqual(['echo: ask me', 'echo: ask me'])
+    expect(asked).toEqual(['policy wants a human'])
+    expect(session.events.filter((e) => e.type === 'approval/decision').map((e) => e.data)).toEqual([
+      { id: expect.any(String), outcome: 'reject', reason: expect.stringContaining('no one can answer'), scope: 'tool:echo' },
+      { id: expect.any(String), outcome: 'allow-always', scope: 'tool:echo' },
+      { id: expect.any(String), outcome: 'allow-once', scope: 'tool:echo', remembered: true, reason: 'allowed always earlier in this session' },
+    ])
+  })
 })
 

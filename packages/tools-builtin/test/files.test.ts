@@ -1,4 +1,5 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import type { ToolDefinition } from '@dsh/core'
@@ -49,6 +50,12 @@ describe('read', () => {
     expect((await callTool(h, 'read', { path: 'nope.txt' })).text).toBe('Error: nope.txt does not exist.')
     writeFileSync(file('s.txt'), 'a\n')
     expect((await callTool(h, 'read', { path: 's.txt', offset: 5 })).text).toBe('Error: offset 5 is past the end: the file has 1 lines.')
+  })
+
+  it('refuses devices and FIFOs instead of reading without end or blocking', async () => {
+    expect((await callTool(h, 'read', { path: '/dev/zero' })).text).toBe('Error: /dev/zero is not a regular file (a device, FIFO or socket): read only reads files.')
+    execFileSync('mkfifo', [file('pipe')])
+    expect((await callTool(h, 'read', { path: 'pipe' })).text).toBe('Error: pipe is not a regular file (a device, FIFO or socket): read only reads files.')
   })
 
   it('caps huge files and says how to page through them', async () => {

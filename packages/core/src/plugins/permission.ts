@@ -1,4 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
+import { rmSync } from 'node:fs'
 import { z } from 'zod'
 import { PermissionService } from '../safety/permission.js'
 
@@ -13,4 +14,6 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
   ctx.sessions.defineEventType('permission/preset')
   ctx.sessions.defineEventType('workspace/roots')
   new PermissionService(ctx, config.default)
+  // a closed session's temp root (command TMPDIR, spilled output) goes with it
+  ctx.on('session/closed', (session) => rmSync(PermissionService.tmpRoot(session.id), { recursive: true, force: true }))
 }

@@ -54,6 +54,11 @@ export class PermissionService extends Service {
     return preset
   }
 
+  /** The session's temp root (TMPDIR of its commands, their spill files); removed when the session closes. */
+  static tmpRoot(sessionId: string): string {
+    return join(tmpdir(), 'dsh', sessionId)
+  }
+
   roots(session: Session): string[] {
     const logged = session.last('workspace/roots')
     return logged ? [...(logged.data as { roots: string[] }).roots] : []
@@ -67,7 +72,7 @@ export class PermissionService extends Service {
         hint: 'run dsh from a project directory, or choose read-only or danger-full-access knowingly',
       })
     }
-    const tmpRoot = join(tmpdir(), 'dsh', session.id)
+    const tmpRoot = PermissionService.tmpRoot(session.id)
     mkdirSync(tmpRoot, { recursive: true, mode: 0o700 })
     return {
       mode: preset.sandbox,

@@ -79,7 +79,7 @@ function finalize(result: ToolResult): ToolResult {
 
 function describeFailure(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'Cancelled: the user stopped this call.'
-  if (isDshError(error)) return `Error (${error.code}): ${error.message}`
+  if (isDshError(error)) return `Error (${error.code}): ${error.message}${error.hint ? `\nHint: ${error.hint}` : ''}`
   return `Error: ${error instanceof Error ? error.message : String(error)}`
 }
 
@@ -92,7 +92,11 @@ async function runOne(env: PipelineEnv, call: ToolInvocation): Promise<ToolResul
       kind: 'tool', callId: call.callId, tool: call.name, title: call.name, reason: decision.reason,
       rawInput: call.args as Json, scope: { key: `tool:${call.name}`, label: `every ${call.name} call in this session` },
     }, signal)
-    if (outcome === 'reject') return errorResult('The user rejected this call. Do not retry it unchanged; ask or choose another way.')
+    if (outcome === 'reject') {
+      return errorResult(env.canAsk
+        ? 'The user rejected this call. Do not retry it unchanged; ask or choose another way.'
+        : `Not run: it needs approval (${decision.reason}), and no one can approve on this surface (a headless run denies what needs approval).`)
+    }
     if (outcome === 'cancelled') return errorResult('Cancelled: the approval request was cancelled.')
   }
   for (const guard of env.guards) {

@@ -70,10 +70,15 @@ export class LocalFs extends Service implements FsSeam {
 
   readFile(p: string, options: { maxBytes?: number } = {}): Promise<Uint8Array> {
     return wrap(p, async () => {
+      // stat before open: opening a FIFO blocks until a writer comes, and a device (/dev/zero)
+      // has no size to cap — only regular files are read
+      const before = await fsp.stat(p)
+      if (before.isDirectory()) throw new DshError('IS_DIRECTORY', `${p} is a directory.`)
+      if (!before.isFile()) throw new DshError('NOT_A_FILE', `${p} is not a regular file (a device, FIFO or socket); it cannot be read as a file.`)
       const handle = await fsp.open(p, 'r')
       try {
         const st = await handle.stat()
-        if (st.isDirectory()) throw new DshError('IS_DIRECTORY', `${p} is a directory.`)
+        if (!st.isFile()) throw new DshError('NOT_A_FILE', `${p} is not a regular file.`)
         if (options.maxBytes !== undefined && st.size > options.maxBytes) {
           throw new DshError('FILE_TOO_LARGE', `${p} is ${st.size} bytes (limit ${options.maxBytes}).`, { data: { size: st.size } })
         }

@@ -4,7 +4,11 @@ import type { Truncation } from './render.js'
 export interface SinkLimits {
   maxBytes: number
   maxLines: number
+  /** The spill file stops growing here (a note at its end says so); default 256 MiB. */
+  maxSpillBytes?: number
 }
+
+export const DEFAULT_MAX_SPILL_BYTES = 256 * 1024 * 1024
 
 const NL = 0x0a
 
@@ -35,6 +39,7 @@ export class OutputSink {
   private fd: number | undefined
   private path: string | undefined
   private lastByte = -1
+  private spilledBytes = 0
   totalBytes = 0
   newlines = 0
 
@@ -47,8 +52,16 @@ export class OutputSink {
   /** A spill failure (disk full, …) stops spilling, never the command; the note says so. */
   private spillWrite(chunk: Buffer): void {
     if (this.fd === undefined) return
+    const cap = this.limits.maxSpillBytes ?? DEFAULT_MAX_SPILL_BYTES
     try {
-      writeSync(this.fd, chunk)
+      const room = cap - this.spilledBytes
+      writeSync(this.fd, room >= chunk.length ? chunk : chunk.subarray(0, room))
+      this.spilledBytes += Math.min(room, chunk.length)
+      if (room <= chunk.length) {
+        // a runaway command must not fill the disk: keep the first `cap` bytes and say so
+        writeSync(this.fd, `\n[dsh: output file capped at ${cap} bytes; the rest was not saved]\n`)
+        this.close()
+      }
     } catch (error) {
       this.close()
       this.path = `(not saved: ${(error as Error).message})`

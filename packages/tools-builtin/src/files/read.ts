@@ -70,6 +70,7 @@ export function createReadTool(stamps: FileStamps) {
       const st = await fs.stat(abs)
       if (!st) throw new ToolError(`${shown} does not exist.`)
       if (st.type === 'directory') throw new ToolError(`${shown} is a directory; use ls to list it.`)
+      if (st.type !== 'file') throw new ToolError(`${shown} is not a regular file (a device, FIFO or socket): read only reads files.`)
       let bytes: Uint8Array
       try {
         bytes = await fs.readFile(abs, { maxBytes: READ_MAX_BYTES })
