@@ -1,12 +1,14 @@
 // `dsh --profile acp`: MCP servers per session, auth methods (browser page, gateway),
 // slash commands, images, steering, modes and config options — against the built binary.
-import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { deriveMessages } from '@dsh/core'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { expectedBodies, type MockModel, requestsFromLog, type Script, startMockModel } from '@dsh/testkit'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ROOT } from './helpers/dsh.js'
-import { processesMatching } from './helpers/session-file.js'
+import { expectEveryRequestLogged, processesMatching } from './helpers/session-file.js'
 import { type AcpEnv, acpEnv, type AcpProcess, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
 
 let model: MockModel
@@ -19,6 +21,8 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await stopAll(running)
+  // every request an editor's turns sent is what a stored session log derives
+  expectEveryRequestLogged(setup.home, model.requests, (events) => expectedBodies(requestsFromLog(events, deriveMessages), buildChatRequest))
   await model.close()
 })
 

@@ -1,7 +1,9 @@
 // `dsh --profile acp` sessions across processes (load after a restart, list, resume, fork,
 // the cross-process lock), the standalone `dsh-acp` bin and its login, auth methods,
 // slash commands, MCP servers per session, images and steering.
-import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { deriveMessages } from '@dsh/core'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { expectedBodies, type MockModel, requestsFromLog, type Script, startMockModel } from '@dsh/testkit'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -9,6 +11,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { cleanEnv, DSH_BIN } from './helpers/dsh.js'
 import { type AcpEnv, acpEnv, type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
+import { expectEveryRequestLogged } from './helpers/session-file.js'
 
 let model: MockModel
 let setup: AcpEnv
@@ -20,6 +23,8 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await stopAll(running)
+  // every request an editor's turns sent is what a stored session log derives
+  expectEveryRequestLogged(setup.home, model.requests, (events) => expectedBodies(requestsFromLog(events, deriveMessages), buildChatRequest))
   await model.close()
 })
 

@@ -1,12 +1,15 @@
 // Conformance of `dsh --profile acp` (built) driven by the official ACP SDK client over
 // stdio against the scripted mock model: prompt turns, terminal cards and their console
 // fallback, permission requests, cancel races, robustness. Sessions: acp-sessions.test.ts.
-import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { deriveMessages } from '@dsh/core'
+import { buildChatRequest } from '@dsh/llm-openai'
+import { expectedBodies, type MockModel, requestsFromLog, type Script, startMockModel } from '@dsh/testkit'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from './helpers/dsh.js'
 import { type AcpEnv, acpEnv, type AcpProcess, processesWith, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
+import { expectEveryRequestLogged } from './helpers/session-file.js'
 
 let model: MockModel
 let setup: AcpEnv
@@ -18,6 +21,8 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await stopAll(running)
+  // every request an editor's turns sent is what a stored session log derives
+  expectEveryRequestLogged(setup.home, model.requests, (events) => expectedBodies(requestsFromLog(events, deriveMessages), buildChatRequest))
   await model.close()
 })
 

@@ -245,5 +245,16 @@ describe('agent loop', () => {
       { id: expect.any(String), outcome: 'allow-once', scope: 'tool:echo', remembered: true, reason: 'allowed always earlier in this session' },
     ])
   })
+
+  it('keeps call ids unique in a session when the provider repeats one', async () => {
+    const { session, agent } = await tree([
+      { toolCalls: [{ id: 'dup', name: 'echo', arguments: { text: 'a' } }] },
+      { toolCalls: [{ id: 'dup', name: 'echo', arguments: { text: 'b' } }] },
+      { text: 'done' },
+    ])
+    expect(await agent.followup('go')).toMatchObject({ reason: 'completed' })
+    expect(session.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { callId: string }).callId)).toEqual(['dup', 'dup_1_2'])
+    expectRequestsMatchLog(model(), session)
+  })
 })
 

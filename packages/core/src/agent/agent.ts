@@ -42,6 +42,7 @@ export class Agent {
   private driver: Promise<void> | undefined
   private controller: AbortController | undefined
   private turnCount: number
+  private callIds: Set<string> | undefined
   options: AgentOptions
 
   constructor(readonly ctx: Context, readonly session: Session, options: AgentOptions = {}) {
@@ -260,12 +261,34 @@ export class Agent {
       if (kept.length) session.append('assistant/message', { id: messageId, content: kept, finish: 'aborted', interrupted: true })
       return { kind: 'aborted', ...(outcome.usage ? { usage: outcome.usage } : {}) }
     }
+    const content = this.uniqueCallIds(outcome.blocks, messageId)
     session.append('assistant/message', {
-      id: messageId, content: outcome.blocks, finish: outcome.finish, ...(outcome.usage ? { usage: outcome.usage } : {}),
+      id: messageId, content, finish: outcome.finish, ...(outcome.usage ? { usage: outcome.usage } : {}),
     })
-    const calls = outcome.blocks.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+    const calls = content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
     if (calls.length) await this.runTools(calls, signal)
     return { kind: 'ok', toolCalls: calls.length, finish: outcome.finish, ...(outcome.usage ? { usage: outcome.usage } : {}) }
+  }
+
+  /**
+   * Call ids are unique within a session (a tool result, a UI card and a terminal name one
+   * call): an id the provider repeats from an earlier message is suffixed before it is
+   * logged. History then carries the suffixed id in both the call and its result.
+   */
+  private uniqueCallIds(blocks: AssistantBlock[], messageId: string): AssistantBlock[] {
+    if (!this.callIds) {
+      this.callIds = new Set()
+      for (const event of this.session.events) if (event.type === 'tool/call') this.callIds.add((event.data as { callId: string }).callId)
+    }
+    const seen = this.callIds
+    return blocks.map((block) => {
+      if (block.type !== 'tool-call') return block
+      let id = block.id
+      if (seen.has(id)) id = `${block.id}_${messageId.replace(':', '_')}`
+      for (let n = 2; seen.has(id); n++) id = `${block.id}_${messageId.replace(':', '_')}_${n}`
+      seen.add(id)
+      return id === block.id ? block : { ...block, id }
+    })
   }
 
   private async runTools(calls: ToolCallBlock[], signal: AbortSignal): Promise<void> {
