@@ -63,6 +63,18 @@ describe('commands, skills and subagents through headless', () => {
     expect(events.find((e) => e.type === 'permission/preset' && (e.data as { preset: string }).preset === 'read-only')).toBeDefined()
   })
 
+  it('/clear starts a new session in the same workspace and names it', async () => {
+    const first = await run(['/status'])
+    const id = sessionIdOf(first.stderr)
+    const cleared = await run(['--resume', id, '/clear'])
+    expect(cleared.code).toBe(0)
+    const fresh = /^new session: (\S+)$/m.exec(cleared.stderr)?.[1]
+    expect(fresh).toBeDefined()
+    expect(fresh).not.toBe(id)
+    expect(readSessionFile(home, fresh!).header).toMatchObject({ cwd: workspace })
+    expect(model.requests).toHaveLength(0)
+  })
+
   it('lists a workspace skill to the model, loads it with the skill tool, and /name invokes it', async () => {
     const dir = join(workspace, '.dsh', 'skills', 'release')
     mkdirSync(dir, { recursive: true })

@@ -140,6 +140,13 @@ export async function runHeadless(ctx: Context): Promise<number> {
         return result.known ? EXIT.failed : EXIT.usage
       }
       if (result.reply && !args.json) launcher.stdout.write(result.reply.endsWith('\n') ? result.reply : result.reply + '\n')
+      if (result.newSession) {
+        // `/clear`: a fresh session in the same workspace; its id is what to --resume next
+        const fresh = await ctx.sessions.create({ cwd: session.cwd })
+        ctx.permission.set(fresh, ctx.permission.current(session).id)
+        err(`new session: ${fresh.id}`)
+        await fresh.close()
+      }
       if (!result.turn) return EXIT.completed
       outcome = await result.turn
     } else {

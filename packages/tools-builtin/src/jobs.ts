@@ -17,7 +17,7 @@ export function renderJob(job: JobOutput, verb: 'output' | 'kill'): string {
   }
   const body = job.running
     ? (job.output || '(no new output)')
-    : renderResult({ output: job.output, exitCode: job.exitCode, signal: job.signal })
+    : renderResult({ output: job.output, exitCode: job.exitCode, signal: job.signal, ...(job.sandboxDenied ? { sandboxDenial: `the sandbox refused a write. If it is needed, run the command again with bash escalate: true and a justification; the user will be asked.` } : {}) })
   lines.push(body)
   return lines.join('\n')
 }

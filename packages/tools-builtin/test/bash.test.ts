@@ -189,6 +189,23 @@ describe('background jobs', () => {
   })
 })
 
+describe('background jobs and the sandbox', () => {
+  it('a job whose write the sandbox refused says so, as a foreground call would', async () => {
+    const jh = await harness(root)
+    const target = path.join(tempDir('bg-outside'), 'bg.txt')
+    const start = await callTool(jh, 'bash', { command: `echo x > ${target}`, run_in_background: true })
+    const jobId = (start.value as { jobId: string }).jobId
+    let text = ''
+    for (let i = 0; i < 200 && !text.includes('(exited)') && !text.includes('[exit code'); i++) {
+      text = (await callTool(jh, 'job_output', { jobId })).text
+      if (!text.includes('[exit code')) await new Promise((r) => setTimeout(r, 20))
+    }
+    expect(text).toMatch(/Read-only file system/)
+    expect(text).toMatch(/\n\[sandbox denied: the sandbox refused a write\. [^\n]*\]\n\[exit code: 1\]$/)
+    expect(existsSync(target)).toBe(false)
+  })
+})
+
 describe('commandPrefix', () => {
   it('scopes to the command and subcommand, or the exact command when it has shell syntax', () => {
     expect(commandPrefix('git status -s')).toEqual({ key: 'bash:git status', label: 'run `git status …` commands outside the sandbox in this session' })

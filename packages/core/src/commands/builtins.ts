@@ -50,7 +50,9 @@ export function statusCommand(ctx: Context): CommandSpec {
     name: 'status', description: 'Show the model, agent and permission presets, context use and session', source: 'builtin',
     async run({ session, agent }) {
       const config: ModelConfig = agent.modelConfig()
-      const window = ctx.llm.modelInfo(config.provider, config.model).contextWindow
+      // the window compaction works against, when it is mounted (it may be configured smaller)
+      const compaction = ctx.get('compaction') as { window(agent: unknown): number } | undefined
+      const window = compaction?.window(agent) ?? ctx.llm.modelInfo(config.provider, config.model).contextWindow
       // optional neighbours: shown when mounted
       const presets = ctx.get('presets') as PresetService | undefined
       const plan = ctx.get('plan') as PlanMode | undefined
