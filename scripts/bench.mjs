@@ -5,7 +5,7 @@
 //   { name, args: string[], target?: string, setup?(ctx) => void | Promise<void>, env?: {} }
 // where ctx = { home, env, root } (setup runs once, before a warm-up run).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,7 +45,28 @@ const runsArg = process.argv.indexOf('--runs')
 const RUNS = Number(runsArg > 0 ? process.argv[runsArg + 1] : process.env.BENCH_RUNS ?? 10)
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 
-/** One run: wall ms and peak RSS in KB (via /usr/bin/time -f %M, else /proc VmHWM polling). */
+/** Sum of VmRSS (KB) over `pid` and all its descendants, read from /proc now. */
+function treeRssKb(pid) {
+  let total = 0
+  const stack = [pid]
+  while (stack.length) {
+    const p = stack.pop()
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))
+      if (m) total += Number(m[1])
+      for (const t of readdirSync(`/proc/${p}/task`)) {
+        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) stack.push(Number(c))
+      }
+    } catch { /* gone */ }
+  }
+  return total
+}
+
+/**
+ * One run: wall ms, the peak RSS of the dsh process (/usr/bin/time %M when present, which
+ * counts one process), and the peak of the whole process tree's summed RSS (dsh + sandbox +
+ * commands), sampled every 2 ms from /proc.
+ */
 function once(args, env, scratch) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint()
@@ -54,9 +75,13 @@ function once(args, env, scratch) {
       ? spawn(TIME, ['-f', '%M', '-o', rssFile, process.execPath, dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
       : spawn(process.execPath, [dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     let peak = 0
+    let treePeak = 0
     let stderr = ''
     child.stderr.on('data', (d) => { stderr += d })
-    const poll = TIME ? undefined : setInterval(() => {
+    const poll = setInterval(() => {
+      // under /usr/bin/time the tree starts at time's child; time itself is ~2 MB and not dsh
+      treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? timeRss(child.pid) : 0))
+      if (TIME) return
       try {
         const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
         if (m) peak = Math.max(peak, Number(m[1]))
@@ -67,9 +92,17 @@ function once(args, env, scratch) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       clearInterval(poll)
       if (TIME) peak = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1))
-      resolve({ ms, rssKb: peak, code, stderr })
+      resolve({ ms, rssKb: peak, treeKb: Math.max(treePeak, peak), code, stderr })
     })
   })
+}
+
+function timeRss(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
 }
 
 function median(values) {
@@ -101,6 +134,7 @@ async function bench(c) {
       ...(warm.firstRequestBytes ? { firstRequestBytes: warm.firstRequestBytes } : {}),
       wallMs: { median: round(median(runs.map((r) => r.ms))), min: round(Math.min(...runs.map((r) => r.ms))), max: round(Math.max(...runs.map((r) => r.ms))) },
       peakRssMb: { median: round(median(runs.map((r) => r.rssKb)) / 1024), max: round(Math.max(...runs.map((r) => r.rssKb)) / 1024) },
+      peakTreeRssMb: { median: round(median(runs.map((r) => r.treeKb)) / 1024), max: round(Math.max(...runs.map((r) => r.treeKb)) / 1024) },
       failures: runs.filter((r) => r.code !== 0).length,
     }
   } finally {
@@ -135,8 +169,8 @@ const loadDerive = await new Promise((resolve, reject) => {
   child.on('close', () => resolve(JSON.parse(out.trim().split('\n').at(-1))))
 })
 
-const rows = [['case', 'wall median', 'min', 'max', 'peak RSS median', 'target', 'failures'],
-  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, `${r.peakRssMb.median} MB`, r.target ?? '', String(r.failures)])]
+const rows = [['case', 'wall median', 'min', 'max', 'peak RSS (dsh)', 'peak RSS (tree)', 'target', 'failures'],
+  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, `${r.peakRssMb.median} MB`, `${r.peakTreeRssMb.median} MB`, r.target ?? '', String(r.failures)])]
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i])).join('  '))
 
