@@ -171,10 +171,15 @@ describe('dsh --profile acp: prompt features', () => {
     await until(() => processesMatching(marker).length === 0, 5000, 'the job to stop')
   })
 
-  it('images are validated and reach the model; a wrong type is -32602', async () => {
+  it('images are validated and reach a vision model; a text-only model or a wrong type is -32602 before any request', async () => {
+    setup = acpEnv(model.url, { OPENAI_API_KEY: 'mock', OPENAI_BASE_URL: model.url })
     const p = start([{ text: 'a pixel' }])
     await p.initialize()
     const sessionId = await newSession(p)
+    const textOnly = await rpcError(p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'image', mimeType: 'image/png', data: PNG }] }))
+    expect(textOnly).toEqual({ code: -32602, message: 'Invalid params: the model deepseek:deepseek-chat does not accept images; choose a model that does (config option "model") or send text' })
+    expect(model.requests).toHaveLength(0)
+    await p.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'gpt-4.1' })
     const reply = await p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'what is this?' }, { type: 'image', mimeType: 'image/png', data: PNG }] })
     expect(reply).toMatchObject({ stopReason: 'end_turn' })
     expect(JSON.stringify(model.requests[0]!.body)).toContain(PNG)

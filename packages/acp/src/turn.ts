@@ -3,7 +3,7 @@ import { parseCommand, type TurnOutcome } from '@dsh/core'
 import { authMethods, requireCredentials } from './auth.js'
 import type { Bridge, SteeringParams } from './bridge.js'
 import { authRequired } from './errors.js'
-import { toUserContent } from './prompt.js'
+import { PromptError, toUserContent } from './prompt.js'
 import { ensureSession, requireState } from './sessions.js'
 import { newTurn, turnOpen, type SessionState, type TurnToken } from './state.js'
 
@@ -27,6 +27,13 @@ export async function prompt(b: Bridge, p: acp.PromptRequest): Promise<acp.Promp
   const epoch = b.epochs.get(p.sessionId) ?? 0
   const content = toUserContent(p.prompt)
   const state = await ensureSession(b, p.sessionId)
+  if (content.some((part) => part.type === 'image')) {
+    // refused before anything runs: a text-only model would fail the whole request
+    const { provider, model } = state.agent.modelConfig()
+    if (b.ctx.llm.modelInfo(provider, model).vision === false) {
+      throw new PromptError(`the model ${provider}:${model} does not accept images; choose a model that does (config option "model") or send text`)
+    }
+  }
   state.quiet = false
   const only = p.prompt.length === 1 ? p.prompt[0] : undefined
   const line = only?.type === 'text' ? only.text : undefined
