@@ -114,6 +114,8 @@ describe('an out-of-tree plugin', () => {
 
     const remove = await dsh(['plugin', '--profile', 't', 'remove', 'dsh-plugin-hello'], env)
     expect([remove.code, remove.stdout]).toEqual([0, 'removed bundle dsh-plugin-hello from profile t\n'])
+    const removedTwice = await dsh(['plugin', '--profile', 't', 'remove', 'dsh-plugin-hello'], env)
+    expect([removedTwice.code, removedTwice.stderr]).toEqual([1, 'PLUGIN_NOT_INSTALLED: dsh-plugin-hello is not installed in profile t\n  hint: see what is: dsh plugin --profile t list\n'])
     expect((JSON.parse(readFileSync(join(profileDir, 'package.json'), 'utf8')) as { dsh: unknown }).dsh).toEqual({ profile: { version: 1, bundles: [] } })
   })
 

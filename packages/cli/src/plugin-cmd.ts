@@ -51,6 +51,13 @@ export async function pluginCommand(args: Extract<Args, { type: 'plugin' }>, lau
       return 0
     }
     case 'remove': {
+      const installed = dependencies(profile)
+      const unknown = args.packages.filter((p) => !(p in installed) && !profile.bundles.includes(p))
+      if (unknown.length) {
+        throw new DshError('PLUGIN_NOT_INSTALLED', `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not installed in profile ${profile.name}`, {
+          hint: `see what is: dsh plugin --profile ${profile.name} list`,
+        })
+      }
       await npm(['uninstall', '--prefix', profile.dir, '--save', '--no-audit', '--no-fund', ...args.packages], launch)
       const bundles = profile.bundles.filter((b) => !args.packages.includes(b))
       for (const b of profile.bundles) if (!bundles.includes(b)) out.write(`removed bundle ${b} from profile ${profile.name}\n`)
