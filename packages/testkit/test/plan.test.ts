@@ -37,7 +37,7 @@ describe('plan mode', () => {
     const { turn } = await root.commands.execute(session, agent, '/plan fix the parser')
     expect(await turn).toEqual({ turn: 1, reason: 'completed', text: 'Done: fixed and tested.' })
 
-    expect(asked).toEqual([{ id: expect.any(String), kind: 'plan', title: 'Accept this plan?', reason: PLAN, callId: 'call_2', tool: 'exit_plan_mode' }])
+    expect(asked).toEqual([{ id: expect.any(String), kind: 'plan', title: 'Accept this plan?', reason: PLAN, rawInput: { plan: PLAN }, callId: 'call_2', tool: 'exit_plan_mode' }])
     expect(results(session)).toEqual(['contents of parser.ts', 'plan accepted; proceed'])
     // on for the exploring steps, off once the plan was accepted (same turn)
     expect([0, 1, 2].map((i) => system(i).includes('Plan mode is on.'))).toEqual([true, true, false])

@@ -61,7 +61,7 @@ export function exitPlanTool(plan: PlanMode, sessionOf: (id: string) => Session 
     async execute(args, call): Promise<string> {
       const session = sessionOf(call.sessionId)
       if (!session || !plan.active(session)) return 'plan mode is not on; proceed'
-      const outcome = await call.requestApproval({ kind: 'plan', title: 'Accept this plan?', reason: args.plan })
+      const outcome = await call.requestApproval({ kind: 'plan', title: 'Accept this plan?', reason: args.plan, rawInput: { plan: args.plan } })
       if (outcome !== 'allow-once' && outcome !== 'allow-always') return PLAN_NOT_ACCEPTED
       plan.set(session, false)
       return PLAN_ACCEPTED
