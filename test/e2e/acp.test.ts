@@ -1,41 +1,25 @@
 // Conformance of `dsh --profile acp` (built) driven by the official ACP SDK client over
 // stdio against the scripted mock model: prompt turns, terminal cards and their console
 // fallback, permission requests, cancel races, robustness. Sessions: acp-sessions.test.ts.
-import { deriveMessages } from '@dsh/core'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { expectedBodies, type MockModel, requestsFromLog, type Script, startMockModel } from '@dsh/testkit'
+import { type Script } from '@dsh/testkit'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { tempDir } from './helpers/dsh.js'
-import { type AcpEnv, acpEnv, type AcpProcess, processesWith, rpcError, sessionUpdates, startAcp, stopAll, until } from './helpers/acp.js'
-import { expectEveryRequestLogged } from './helpers/session-file.js'
+import { type AcpProcess, processesWith, rpcError, sessionUpdates, startAcp, until, useAcpSuite } from './helpers/acp.js'
 
-let model: MockModel
-let setup: AcpEnv
-const running: AcpProcess[] = []
-
-beforeEach(async () => {
-  model = await startMockModel()
-  setup = acpEnv(model.url)
-})
-afterEach(async () => {
-  await stopAll(running)
-  // every request an editor's turns sent is what a stored session log derives
-  expectEveryRequestLogged(setup.home, model.requests, (events) => expectedBodies(requestsFromLog(events, deriveMessages), buildChatRequest))
-  await model.close()
-})
+const suite = useAcpSuite()
 
 function start(script: Script, args?: string[]): AcpProcess {
-  model.setScript(script)
-  const p = startAcp(setup, args)
-  running.push(p)
+  suite.model.setScript(script)
+  const p = startAcp(suite.setup, args)
+  suite.running.push(p)
   return p
 }
 
 async function session(p: AcpProcess, caps: Parameters<AcpProcess['initialize']>[0] = {}): Promise<string> {
   await p.initialize(caps)
-  return (await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })).sessionId
+  return (await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })).sessionId
 }
 
 const ask = (p: AcpProcess, sessionId: string, text: string) => p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
@@ -51,7 +35,7 @@ describe('dsh --profile acp: initialize and prompt turns', () => {
     expect(init.agentCapabilities?.loadSession).toBe(true)
     expect(init.agentCapabilities?._meta).toMatchObject({ dsh: { runtime: { version: expect.any(String) } }, steering: { supported: true } })
     expect(init.authMethods?.map((m) => m.id)).toEqual(['api-key', 'terminal', 'browser'])
-    const { sessionId } = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })
+    const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
     expect(await ask(p, sessionId, 'hello')).toMatchObject({ stopReason: 'end_turn' })
     const chunks = sessionUpdates(p, sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk' || u.sessionUpdate === 'agent_thought_chunk')
     expect(chunks.filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => (u as { content: { text: string } }).content.text).join('')).toBe('Hello from the mock model')
@@ -67,14 +51,14 @@ describe('dsh --profile acp: initialize and prompt turns', () => {
     const p = start([{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n' > made.txt; cat made.txt; exit 3", description: 'Write and show a file' } }] }, { text: 'done' }])
     const sessionId = await session(p, { _meta: { terminal_output: true } })
     expect(await ask(p, sessionId, 'run it')).toMatchObject({ stopReason: 'end_turn' })
-    expect(readFileSync(join(setup.cwd, 'made.txt'), 'utf8')).toBe('one\ntwo\n')
+    expect(readFileSync(join(suite.setup.cwd, 'made.txt'), 'utf8')).toBe('one\ntwo\n')
     const updates = tools(p, sessionId)
     expect(updates[0]).toEqual({
       sessionUpdate: 'tool_call', toolCallId: 'b1', status: 'pending', kind: 'execute', locations: [],
       title: "printf 'one\\ntwo\\n' > made.txt; cat made.txt; exit 3",
       rawInput: { command: "printf 'one\\ntwo\\n' > made.txt; cat made.txt; exit 3", description: 'Write and show a file' },
       content: [{ type: 'content', content: { type: 'text', text: 'Write and show a file' } }, { type: 'terminal', terminalId: 'dsh-term:b1' }],
-      _meta: { terminal_info: { terminal_id: 'dsh-term:b1', cwd: setup.cwd } },
+      _meta: { terminal_info: { terminal_id: 'dsh-term:b1', cwd: suite.setup.cwd } },
     })
     const rest = updates.slice(1)
     for (const u of rest) expect(u).not.toHaveProperty('content')
@@ -183,7 +167,7 @@ describe('dsh --profile acp: cancel races', () => {
     const p = start([{ fault: 'stall', text: '' }, { text: 'back again' }])
     const sessionId = await session(p)
     const turn = ask(p, sessionId, 'hang')
-    await until(() => model.requests.length === 1, 15_000, 'the model request')
+    await until(() => suite.model.requests.length === 1, 15_000, 'the model request')
     await p.agent.notify('session/cancel', { sessionId })
     expect(await turn).toEqual({ stopReason: 'cancelled' })
     await quietAfter(p, sessionId)
@@ -229,7 +213,7 @@ describe('dsh --profile acp: robustness', () => {
     p.writeRaw('{this is not json\n')
     await until(() => p.frames.some((f) => (f as { error?: { code: number } }).error?.code === -32700), 5000, 'the parse error')
     expect(p.frames.find((f) => (f as { error?: { code: number } }).error?.code === -32700)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
-    const { sessionId } = await p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] })
+    const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
     expect(sessionId).toMatch(/\S/)
   })
 
@@ -239,17 +223,17 @@ describe('dsh --profile acp: robustness', () => {
     expect(await rpcError(ask(p, 'no-such-session', 'hi'))).toMatchObject({ code: -32002, data: { sessionId: 'no-such-session' }, message: expect.stringContaining('no-such-session') })
     expect((await rpcError(p.agent.request('session/new', { cwd: 'relative', mcpServers: [] }))).code).toBe(-32602)
     expect((await rpcError(p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }] }))).code).toBe(-32602)
-    expect(model.requests).toEqual([])
+    expect(suite.model.requests).toEqual([])
   })
 
   it('a missing key fails session/new with -32000 and the auth methods', async () => {
-    setup.env.DEEPSEEK_API_KEY = ''
+    suite.setup.env.DEEPSEEK_API_KEY = ''
     const p = start([])
     await p.initialize({ auth: { terminal: true } })
-    const error = await rpcError(p.agent.request('session/new', { cwd: setup.cwd, mcpServers: [] }))
+    const error = await rpcError(p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] }))
     expect(error).toMatchObject({ code: -32000, data: { authMethods: [expect.objectContaining({ id: 'api-key' }), expect.objectContaining({ id: 'terminal' })] } })
     await p.agent.request('authenticate', { methodId: 'api-key', _meta: { 'api-key': { apiKey: 'sk-from-editor' } } })
-    expect(readFileSync(join(setup.home, '.credentials.yaml'), 'utf8')).toContain('sk-from-editor')
+    expect(readFileSync(join(suite.setup.home, '.credentials.yaml'), 'utf8')).toContain('sk-from-editor')
     expect(p.stderr()).not.toContain('sk-from-editor')
   })
 

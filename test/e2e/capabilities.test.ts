@@ -1,12 +1,9 @@
-import { deriveMessages } from '@dsh/core'
-import { buildChatRequest } from '@dsh/llm-openai'
-import { buildMessagesRequest } from '@dsh/llm-anthropic'
-import { expectedBodies, requestsFromLog, startMockModel, type MockModel, type Script } from '@dsh/testkit'
+import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runDsh, tempDir } from './helpers/dsh.js'
-import { expectEveryRequestLogged, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { expectModelSawOnlyLogs, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 // Issue 5, as a new user would, through the built `dsh`: commands that never reach the
 // model, a workspace skill listed, loaded and invoked, and a delegated task whose child
@@ -31,11 +28,7 @@ const body = (i: number) => model.requests[i]!.body as { model: string; messages
 
 
 // every request any dsh run of a test sent is what a stored session log derives
-afterEach(() => {
-  const protocol = model.requests[0]?.protocol
-  expectEveryRequestLogged(home, model.requests, (events) =>
-    expectedBodies(requestsFromLog(events, deriveMessages), protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest))
-})
+afterEach(() => expectModelSawOnlyLogs(home, model))
 
 describe('commands, skills and subagents through headless', () => {
   it('/status, /model, /permission and /plan run without a model request', async () => {

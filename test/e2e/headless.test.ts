@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { collect, runDsh, spawnDsh, tempDir, waitForOutput } from './helpers/dsh.js'
-import { expectEveryRequestLogged, processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { expectModelSawOnlyLogs, processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 let model: MockModel
 let home: string
@@ -43,11 +43,7 @@ beforeEach(() => {
 
 
 // every request any dsh run of a test sent is what a stored session log derives
-afterEach(() => {
-  const protocol = model.requests[0]?.protocol
-  expectEveryRequestLogged(home, model.requests, (events) =>
-    expectedBodies(requestsFromLog(events, deriveMessages), protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest))
-})
+afterEach(() => expectModelSawOnlyLogs(home, model))
 
 describe('headless', () => {
   it('runs real tool calls in the workspace and prints the final answer', async () => {

@@ -1,12 +1,11 @@
 import { deriveMessages } from '@dsh/core'
 import { buildChatRequest } from '@dsh/llm-openai'
-import { buildMessagesRequest } from '@dsh/llm-anthropic'
 import { expectedBodies, requestsFromLog, startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runDsh, tempDir } from './helpers/dsh.js'
-import { expectEveryRequestLogged, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { expectModelSawOnlyLogs, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 // Issue 4, as a new user would: a scripted model asks bash to write inside and outside the
 // workspace under the default preset and under read-only; the disk says what happened.
@@ -43,11 +42,7 @@ function expectLogged(home: string, stderr: string) {
 
 
 // every request any dsh run of a test sent is what a stored session log derives
-afterEach(() => {
-  const protocol = model.requests[0]?.protocol
-  expectEveryRequestLogged(home, model.requests, (events) =>
-    expectedBodies(requestsFromLog(events, deriveMessages), protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest))
-})
+afterEach(() => expectModelSawOnlyLogs(home, model))
 
 describe('bash in the sandbox', () => {
   it('workspace-write (default): writes inside land, writes outside are denied and reported', async () => {

@@ -1,4 +1,6 @@
-import { expect } from 'vitest'
+import { afterEach, beforeEach, expect } from 'vitest'
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { expectModelSawOnlyLogs } from './session-file.js'
 // Drives the built `dsh --profile acp` over stdio with the official ACP SDK client, as an
 // editor would. Every raw stdout line is kept too (stdout must carry JSON-RPC only).
 import * as acp from '@agentclientprotocol/sdk'
@@ -277,4 +279,23 @@ export async function stopAll(running: AcpProcess[]): Promise<void> {
     expect(p.violations).toEqual([])
   }
   expect(protocolErrors.splice(0)).toEqual([])
+}
+
+/**
+ * The hooks every ACP e2e file shares: a fresh mock model and environment per test; after
+ * it, every started process is stopped and checked (`stopAll`) and every request the model
+ * saw must be what a stored session log derives. `setup` may be replaced inside a test.
+ */
+export function useAcpSuite(): { model: MockModel; setup: AcpEnv; running: AcpProcess[] } {
+  const suite = { model: undefined as unknown as MockModel, setup: undefined as unknown as AcpEnv, running: [] as AcpProcess[] }
+  beforeEach(async () => {
+    suite.model = await startMockModel()
+    suite.setup = acpEnv(suite.model.url)
+  })
+  afterEach(async () => {
+    await stopAll(suite.running)
+    expectModelSawOnlyLogs(suite.setup.home, suite.model)
+    await suite.model.close()
+  })
+  return suite
 }

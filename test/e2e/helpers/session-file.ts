@@ -1,6 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { deriveMessages } from '@dsh/core'
+import { buildMessagesRequest } from '@dsh/llm-anthropic'
+import { buildChatRequest } from '@dsh/llm-openai'
 import type { SessionEvent } from '@dsh/protocol'
+import { expectedBodies, requestsFromLog, type MockModel } from '@dsh/testkit'
 
 /** The events of a stored session, read straight from its JSONL file (header line skipped). */
 export function readSessionFile(home: string, id: string): { header: Record<string, unknown>; events: SessionEvent[] } {
@@ -66,4 +70,10 @@ export function expectEveryRequestLogged(
   })
   const unsent = queues.filter((q) => q.left.length > 0)
   if (unsent.length) throw new Error(`logged requests never received: ${unsent.map((q) => `${q.id} (${q.left.length})`).join(', ')}`)
+}
+
+/** `expectEveryRequestLogged` for a test's home and mock model, with the recorded protocol's own request builder. */
+export function expectModelSawOnlyLogs(home: string, model: MockModel): void {
+  const build = model.requests[0]?.protocol === 'anthropic' ? buildMessagesRequest : buildChatRequest
+  expectEveryRequestLogged(home, model.requests, (events) => expectedBodies(requestsFromLog(events, deriveMessages), build))
 }
