@@ -34,7 +34,8 @@ A TASK like "/status" runs that slash command (/model, /permission, /plan, …) 
 of prompting the model. The workspace is the current directory. Exit 0 only when the
 turn (or command) completed; 2 for an unknown command.`
 
-const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
+/** The `--reasoning-effort` values (every `ReasoningEffort`). */
+export const REASONING_EFFORTS: readonly string[] = ['off', 'low', 'medium', 'high', 'max']
 
 /** Environment defaults: DSH_PROVIDER, DSH_MODEL, DSH_PERMISSION_MODE, DSH_MAX_TOKENS, DSH_REASONING_EFFORT. */
 const ENV_FLAGS: [string, string][] = [
@@ -85,8 +86,8 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
     out.maxTokens = n
   }
   if (values['reasoning-effort'] !== undefined) {
-    if (!EFFORTS.includes(values['reasoning-effort'])) {
-      throw new DshError('USAGE', `--reasoning-effort must be one of ${EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
+    if (!REASONING_EFFORTS.includes(values['reasoning-effort'])) {
+      throw new DshError('USAGE', `--reasoning-effort must be one of ${REASONING_EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
     }
     out.reasoningEffort = values['reasoning-effort'] as ReasoningEffort
   }

@@ -1,10 +1,8 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { DshError, formatError, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
-import { presentCall, startingModel } from '@dsh/core'
-import type { AgentOptions, Session, TurnOutcome } from '@dsh/core'
-import { parseCommand, type CommandRegistry } from '@dsh/core/commands'
-import type { PresetService } from '@dsh/core/presets'
-import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
+import { parseCommand, presentCall, startingModel } from '@dsh/core'
+import type { AgentOptions, CommandRegistry, PresetService, Session, TurnOutcome } from '@dsh/core'
+import { HEADLESS_USAGE, REASONING_EFFORTS, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine } from './progress.js'
 
 async function readStdin(): Promise<string> {
@@ -13,18 +11,12 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-const EFFORTS = new Set<string>(['off', 'low', 'medium', 'high', 'max'])
 /** settings.yaml's effort, when it names a known one (settings are validated loosely). */
 function effortOf(value: string | undefined): ReasoningEffort | undefined {
-  return value && EFFORTS.has(value) ? value as ReasoningEffort : undefined
+  return value && REASONING_EFFORTS.includes(value) ? value as ReasoningEffort : undefined
 }
 
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
-
-/** Drops undefined values so they do not override what is spread before them. */
-function defined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
-}
 
 /**
  * The headless surface: one turn over a new or resumed session in the current
@@ -122,7 +114,8 @@ export async function runHeadless(ctx: Context): Promise<number> {
   const choice = fresh
     ? startingModel(flags, preset, { provider: settings.provider, model: settings.model, reasoningEffort: effortOf(settings.reasoningEffort) })
     : flags
-  const agent = ctx.agents.create(session, { toolFilter: preset.toolFilter, ...defined({ ...choice, maxTokens: args.maxTokens }) })
+  // `create` drops undefined options, so the agents row's defaults stay
+  const agent = ctx.agents.create(session, { toolFilter: preset.toolFilter, ...choice, maxTokens: args.maxTokens })
   let interrupted = false
   const stop = new AbortController()
   const disposeSignal = ctx.on('launcher/signal', () => {

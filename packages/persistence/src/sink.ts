@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { DshError } from '@dsh/protocol'
 import type { SessionEvent } from '@dsh/protocol'
 import type { SessionSink } from '@dsh/core'
+import { serializeEvent } from './format.js'
 
 /** Writes all of `data` at the end of the file (O_APPEND): one `write` unless the kernel writes short. */
 export async function appendAll(handle: FileHandle, data: Buffer): Promise<void> {
@@ -13,9 +14,9 @@ export async function appendAll(handle: FileHandle, data: Buffer): Promise<void>
   }
 }
 
-/** fsync a directory, so a file created (or renamed) in it survives a power cut. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
+/** fsync a file, or a directory so that a file created (or renamed) in it survives a power cut. */
+export async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r')
   try {
     await handle.sync()
   } finally {
@@ -49,7 +50,7 @@ export class JsonlSink implements SessionSink {
   write(event: SessionEvent): void {
     if (this.state.closing) throw new DshError('SESSION_CLOSED', `session ${this.options.id}: the sink is closed`)
     if (this.state.failure) throw this.state.failure
-    this.pending.push(JSON.stringify(event) + '\n')
+    this.pending.push(serializeEvent(event))
     if (event.type === 'session/title') {
       const title = (event.data as { title?: unknown } | null)?.title
       if (typeof title === 'string') this.state.title = title

@@ -8,11 +8,12 @@ import { Service } from '@deepseek-ai/cordis'
 import type { Context } from '@deepseek-ai/cordis'
 import { DshError, SESSION_FORMAT_VERSION } from '@dsh/protocol'
 import type { SessionEvent, SessionHeader } from '@dsh/protocol'
+import { assertSessionId, isValidSessionId, latestTitle } from '@dsh/core'
 import type { LoadedSession, SessionInfo, SessionSink, SessionStore } from '@dsh/core'
 import { parseSessionFile, serializeEvent, serializeHeader } from './format.js'
 import { acquireLock, inspectLock } from './lock.js'
 import { readSessionInfo } from './listing.js'
-import { appendAll, JsonlSink, syncDir, writeMeta } from './sink.js'
+import { appendAll, JsonlSink, syncPath, writeMeta } from './sink.js'
 import type { SessionMeta } from './sink.js'
 
 export interface JsonlStoreConfig {
@@ -24,14 +25,8 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
   return join(env['DSH_HOME'] ?? join(homedir(), '.dsh'), 'sessions')
 }
 
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-
 export function sessionPaths(dir: string, id: string) {
-  if (!ID_PATTERN.test(id)) {
-    throw new DshError('INVALID_SESSION_ID', `invalid session id ${JSON.stringify(id)}`, {
-      hint: 'a session id is 1-128 characters of letters, digits, ".", "_" and "-", starting with a letter or digit',
-    })
-  }
+  assertSessionId(id)
   const file = join(dir, `${id}.jsonl`)
   return { file, lock: join(dir, `${id}.lock`), meta: join(dir, `${id}.meta.json`), backup: (v: number) => `${file}.v${v}.bak` }
 }
@@ -74,7 +69,7 @@ export class JsonlSessionStore extends Service implements SessionStore {
     try {
       await appendAll(handle, Buffer.from(serializeHeader(header)))
       await handle.sync()
-      await syncDir(this.dir)
+      await syncPath(this.dir)
     } catch (error) {
       await handle.close().catch(() => undefined)
       await unlink(paths.file).catch(() => undefined)
@@ -140,7 +135,7 @@ export class JsonlSessionStore extends Service implements SessionStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
       throw error
     }
-    const ids = names.filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length)).filter((id) => ID_PATTERN.test(id))
+    const ids = names.filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length)).filter(isValidSessionId)
     const out: SessionInfo[] = []
     for (let i = 0; i < ids.length; i += 16) {
       const batch = await Promise.all(ids.slice(i, i + 16).map((id) => this.info(id)))
@@ -200,7 +195,7 @@ export class JsonlSessionStore extends Service implements SessionStore {
   private async rewrite(file: string, backup: string, header: SessionHeader, events: readonly SessionEvent[]): Promise<string> {
     try {
       await copyFile(file, backup, constants.COPYFILE_EXCL)
-      await syncFile(backup)
+      await syncPath(backup)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
@@ -215,7 +210,7 @@ export class JsonlSessionStore extends Service implements SessionStore {
       await handle.close()
     }
     await rename(tmp, file)
-    await syncDir(this.dir)
+    await syncPath(this.dir)
     return backup
   }
 
@@ -226,15 +221,6 @@ export class JsonlSessionStore extends Service implements SessionStore {
   }
 }
 
-async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
 async function readMeta(path: string): Promise<SessionMeta> {
   try {
     const value = JSON.parse(await readFile(path, 'utf8')) as SessionMeta
@@ -242,15 +228,4 @@ async function readMeta(path: string): Promise<SessionMeta> {
   } catch {
     return {}
   }
-}
-
-/** `data.title` of the latest `session/title` event. */
-function latestTitle(events: readonly SessionEvent[]): string | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]!
-    if (event.type !== 'session/title') continue
-    const title = (event.data as { title?: unknown } | null)?.title
-    if (typeof title === 'string') return title
-  }
-  return undefined
 }

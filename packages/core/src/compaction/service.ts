@@ -61,13 +61,7 @@ export class CompactionService extends Service {
 
   /** Tokens the next request holds: provider usage when the log has it, an estimate otherwise. */
   usage(agent: Agent, request?: CompactOptions['request']): ContextTokens {
-    const window = this.window(agent)
-    const items = visibleItems(agent.session.events)
-    const costs = items.map((i) => estimateMessage(i.message))
-    const fixed = fixedCost(request ?? lastHeader(agent.session))
-    const estimate = fixed + costs.reduce((a, b) => a + b, 0)
-    const fromUsage = usageBaseline(agent.session.events, (seq) => sumAfter(items, costs, seq))
-    return fromUsage === undefined ? { tokens: estimate, window, source: 'estimate' } : { tokens: fromUsage, window, source: 'usage' }
+    return this.measure(agent, request ?? lastHeader(agent.session)).use
   }
 
   /** Whether the next request crosses the threshold. */
@@ -93,12 +87,7 @@ export class CompactionService extends Service {
 
   private async summarise(agent: Agent, options: CompactOptions): Promise<CompactResult> {
     const { session } = agent
-    const window = this.window(agent)
-    const request = options.request ?? lastHeader(session)
-    const tokensBefore = this.usage(agent, request).tokens
-    const items = visibleItems(session.events)
-    const costs = items.map((i) => estimateMessage(i.message))
-    const fixed = fixedCost(request)
+    const { use: { tokens: tokensBefore, window }, items, costs, fixed } = this.measure(agent, options.request ?? lastHeader(session))
     const summaryMax = Math.max(64, Math.min(this.config.summaryMaxTokens, Math.floor(window / 4)))
     // a forced compaction (overflow, /compact) keeps at most 30% of the history: the
     // provider says the window is smaller than we think, or the user asked for it
@@ -132,6 +121,18 @@ export class CompactionService extends Service {
     session.append('history/replace', { ...where, summary })
     const tokensAfter = fixed + visibleItems(session.events).reduce((n, i) => n + estimateMessage(i.message), 0)
     return { ok: true, messages: span.count, ...where, tokensBefore, tokensAfter }
+  }
+
+  /** The history items with their estimates, the request's fixed cost, and what they add up to. */
+  private measure(agent: Agent, request: { system: string; tools: readonly ToolSchema[] }) {
+    const window = this.window(agent)
+    const items = visibleItems(agent.session.events)
+    const costs = items.map((i) => estimateMessage(i.message))
+    const fixed = fixedCost(request)
+    const estimate = fixed + costs.reduce((a, b) => a + b, 0)
+    const fromUsage = usageBaseline(agent.session.events, (seq) => sumAfter(items, costs, seq))
+    const use: ContextTokens = fromUsage === undefined ? { tokens: estimate, window, source: 'estimate' } : { tokens: fromUsage, window, source: 'usage' }
+    return { use, items, costs, fixed }
   }
 
   private fail(session: Session, reason: string, where: { fromSeq: number; toSeq: number }): CompactResult {

@@ -1,18 +1,12 @@
-import type { ModelMessage, SessionEvent, SessionEventMap } from '@dsh/protocol'
-import { deriveMessages } from '../session/derive.js'
+import type { SessionEvent } from '@dsh/protocol'
+import { MessageDeriver, type HistoryItem } from '../session/derive.js'
 
 /** One message of the model history with the seq range of the log it stands for. */
-export interface VisibleItem {
-  lo: number
-  hi: number
-  message: ModelMessage
-  /** A summary left by an earlier `history/replace`. */
-  summary: boolean
-}
+export type VisibleItem = HistoryItem
 
 /**
  * Pure: the model history of a log with each message's seq span. The messages are exactly
- * `deriveMessages(events)` (same fold rules: see `MessageDeriver`); the spans say which
+ * `deriveMessages(events)` (the same `MessageDeriver` fold); the spans say which
  * `[fromSeq, toSeq]` a `history/replace` must name to replace a run of them.
  * `events` must be append-only between calls (a session log); the fold is cached per array.
  */
@@ -21,48 +15,13 @@ export function visibleItems(events: readonly SessionEvent[]): VisibleItem[] {
   // array (every step asks, so a full fold would make each step cost O(session)). The
   // message objects are kept too, so per-message estimates are computed once.
   let fold = folds.get(events)
-  if (!fold || fold.count > events.length) folds.set(events, fold = { count: 0, items: [] })
-  const { items } = fold
-  const seqs: SessionEvent[] = []
-  for (let i = fold.count; i < events.length; i++) {
-    const event = events[i]!
-    switch (event.type) {
-      case 'user/message': case 'assistant/message': case 'tool/result': {
-        seqs.length = 0
-        seqs.push(event)
-        const message = deriveMessages(seqs)[0]
-        if (message) items.push({ lo: event.seq, hi: event.seq, message, summary: false })
-        break
-      }
-      case 'history/replace': {
-        const data = (event as SessionEvent<'history/replace'>).data
-        replace(items, data, event)
-        break
-      }
-    }
-  }
+  if (!fold || fold.count > events.length) folds.set(events, fold = { count: 0, deriver: new MessageDeriver() })
+  for (let i = fold.count; i < events.length; i++) fold.deriver.push(events[i]!)
   fold.count = events.length
-  return [...items]
+  return fold.deriver.items
 }
 
-const folds = new WeakMap<readonly SessionEvent[], { count: number; items: VisibleItem[] }>()
-
-function replace(items: VisibleItem[], { fromSeq, toSeq }: SessionEventMap['history/replace'], event: SessionEvent): void {
-  const [message] = deriveMessages([event])
-  let at = -1
-  let write = 0
-  for (let read = 0; read < items.length; read++) {
-    const item = items[read]!
-    if (item.lo >= fromSeq && item.hi <= toSeq) {
-      if (at < 0) at = write
-      continue
-    }
-    if (at < 0 && item.lo > fromSeq) at = write
-    items[write++] = item
-  }
-  items.length = write
-  items.splice(at < 0 ? write : at, 0, { lo: fromSeq, hi: toSeq, message: message!, summary: true })
-}
+const folds = new WeakMap<readonly SessionEvent[], { count: number; deriver: MessageDeriver }>()
 
 /** A run of history items to summarise: `items[first .. first + count)`. */
 export interface Span {

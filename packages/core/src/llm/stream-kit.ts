@@ -2,9 +2,8 @@
  * Provider-neutral pieces of one streaming attempt: the HTTP/SSE transport with abort and
  * idle watchdog, HTTP-status → `LlmFailure` mapping, and the block tracker that keeps the
  * `StreamChunk` contract (every block opened, fed, closed; usage before finish).
- *
- * NOTE: this file is byte-identical in `@dsh/llm-openai` and `@dsh/llm-anthropic`
- * (neither package may depend on the other). Edit both copies together.
+ * Shared by the provider adapters (`@dsh/llm-openai`, `@dsh/llm-anthropic`), which import it
+ * from `@dsh/core` (neither adapter may depend on the other).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import { request as httpRequest, type IncomingMessage } from 'node:http'

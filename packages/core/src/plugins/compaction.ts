@@ -1,6 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { z } from 'zod'
-import type { Agent } from '../agent/agent.js'
 import { formatTokens } from '../commands/status.js'
 import type { CommandSpec } from '../commands/registry.js'
 import { CompactionService } from '../compaction/service.js'
@@ -47,7 +46,7 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
       if (failedTurn.get(session) === turn) return built
       let changed = false
       for (let round = 0; round < config.maxRounds && service.over(agent, built); round++) {
-        const result = await service.compact(agent, { reason: 'threshold', request: built, signal: turnSignal(agent) })
+        const result = await service.compact(agent, { reason: 'threshold', request: built, signal: agent.signal })
         if (!result.ok) {
           if (result.attempted) failedTurn.set(session, turn)
           break
@@ -63,7 +62,7 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
       const step = session.last('step/start')?.seq ?? -1
       if (overflowStep.get(session) === step) return next()
       overflowStep.set(session, step)
-      const result = await service.compact(agent, { reason: 'overflow', signal: turnSignal(agent) })
+      const result = await service.compact(agent, { reason: 'overflow', signal: agent.signal })
       return result.ok ? { retry: true, delayMs: 0 } : next()
     })
   }
@@ -89,14 +88,4 @@ export function compactCommand(service: CompactionService): CommandSpec {
       }
     },
   }
-}
-
-/**
- * The running turn's abort signal, so a cancel also stops an automatic summary. Agent has
- * no public accessor for it yet; until it has one this reads the driver's controller.
- */
-function turnSignal(agent: Agent): AbortSignal | undefined {
-  const exposed = (agent as unknown as { signal?: AbortSignal }).signal
-  if (exposed instanceof AbortSignal) return exposed
-  return (agent as unknown as { controller?: AbortController }).controller?.signal
 }

@@ -3,6 +3,15 @@ import type { ModelMessage, SessionEvent, SessionEventMap } from '@dsh/protocol'
 /** The text that stands in for a replaced stretch of history. */
 export const SUMMARY_PREFIX = '[Summary of earlier conversation]\n'
 
+/** One message of the model history with the seq range `[lo, hi]` of the log it stands for. */
+export interface HistoryItem {
+  lo: number
+  hi: number
+  message: ModelMessage
+  /** A summary left by a `history/replace`. */
+  summary: boolean
+}
+
 /**
  * Folds a session log into the model history, incrementally: `push` each event in
  * log order, read `messages` at any time. Contract:
@@ -16,10 +25,7 @@ export const SUMMARY_PREFIX = '[Summary of earlier conversation]\n'
  * Messages share the (frozen) content arrays of their events; callers must not mutate them.
  */
 export class MessageDeriver {
-  private readonly items: ModelMessage[] = []
-  /** spans[i] = [lo, hi]: the seq range that items[i] stands for. */
-  private readonly lows: number[] = []
-  private readonly highs: number[] = []
+  private readonly entries: HistoryItem[] = []
 
   push(event: SessionEvent): void {
     switch (event.type) {
@@ -46,40 +52,34 @@ export class MessageDeriver {
 
   /** A fresh array (the messages themselves are shared). */
   get messages(): ModelMessage[] {
-    return this.items.slice()
+    return this.entries.map((entry) => entry.message)
+  }
+
+  /** The same history with each message's seq span: a fresh array (the items themselves are shared). */
+  get items(): HistoryItem[] {
+    return this.entries.slice()
   }
 
   private add(seq: number, message: ModelMessage): void {
-    this.items.push(message)
-    this.lows.push(seq)
-    this.highs.push(seq)
+    this.entries.push({ lo: seq, hi: seq, message, summary: false })
   }
 
   private replace({ fromSeq, toSeq, summary }: SessionEventMap['history/replace']): void {
     const message: ModelMessage = { role: 'user', content: [{ type: 'text', text: SUMMARY_PREFIX + summary }] }
+    const { entries } = this
     let at = -1
     let write = 0
-    const n = this.items.length
-    for (let read = 0; read < n; read++) {
-      const lo = this.lows[read]!
-      const hi = this.highs[read]!
-      if (lo >= fromSeq && hi <= toSeq) {
+    for (let read = 0; read < entries.length; read++) {
+      const entry = entries[read]!
+      if (entry.lo >= fromSeq && entry.hi <= toSeq) {
         if (at < 0) at = write
         continue
       }
-      if (at < 0 && lo > fromSeq) at = write
-      this.items[write] = this.items[read]!
-      this.lows[write] = lo
-      this.highs[write] = hi
-      write++
+      if (at < 0 && entry.lo > fromSeq) at = write
+      entries[write++] = entry
     }
-    this.items.length = write
-    this.lows.length = write
-    this.highs.length = write
-    if (at < 0) at = write
-    this.items.splice(at, 0, message)
-    this.lows.splice(at, 0, fromSeq)
-    this.highs.splice(at, 0, toSeq)
+    entries.length = write
+    entries.splice(at < 0 ? write : at, 0, { lo: fromSeq, hi: toSeq, message, summary: true })
   }
 }
 

@@ -1,6 +1,5 @@
 import type { ModelConfig, UserContent } from '@dsh/protocol'
 import type { LlmService } from '../llm/service.js'
-import type { Session } from '../session/session.js'
 
 declare module '@dsh/protocol' {
   interface SessionEventMap {
@@ -59,9 +58,4 @@ export async function summarizeTitle(llm: LlmService, config: ModelConfig, promp
   const title = titleFromText(text)?.replace(/\.+$/, '')
   if (!title) throw new Error('the model returned an empty title')
   return title
-}
-
-/** Whether this event is the moment to title the session: a user message and no title yet. */
-export function needsTitle(session: Session): boolean {
-  return !session.last('session/title')
 }

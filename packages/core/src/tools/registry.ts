@@ -60,12 +60,12 @@ export class ToolRegistry extends Service {
 
   /** A tool visible to the session (global, or registered for it). */
   get(name: string, sessionId?: string): ToolDefinition | undefined {
-    return this.tools.get(name)?.tool ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`)?.tool : undefined)
+    return this.visible(name, sessionId)?.tool
   }
 
   /** The context of the plugin that registered the tool. */
   owner(name: string, sessionId?: string): Context | undefined {
-    return this.tools.get(name)?.owner ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`)?.owner : undefined)
+    return this.visible(name, sessionId)?.owner
   }
 
   names(sessionId?: string): string[] {
@@ -80,5 +80,10 @@ export class ToolRegistry extends Service {
       if (!filter || filter(entry.tool.name)) out.push(entry.schema)
     }
     return out
+  }
+
+  /** The global entry of `name`, else the session's own. */
+  private visible(name: string, sessionId?: string) {
+    return this.tools.get(name) ?? (sessionId ? this.tools.get(`${sessionId}\u0000${name}`) : undefined)
   }
 }
