@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { DshError, PERMISSION_PRESETS, type ReasoningEffort } from '@dsh/protocol'
+import { REASONING_EFFORTS } from './config.js'
 
 /** Per-process session defaults of the ACP surface. Flags win over `DSH_*` env, which wins over settings. */
 export interface AcpDefaults {
@@ -26,7 +27,7 @@ options (environment variable in brackets):
 
 DSH_ACP_DEBUG=1 logs every JSON-RPC frame (method, id) on stderr.`
 
-const EFFORTS = ['off', 'low', 'medium', 'high', 'max']
+const EFFORTS: readonly string[] = REASONING_EFFORTS
 
 function usage(message: string): DshError {
   return new DshError('USAGE', message, { hint: 'run `dsh-acp --help` (or `dsh --profile acp -- --help`)' })

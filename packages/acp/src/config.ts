@@ -14,8 +14,11 @@ export const MODEL_CONFIG_ID = 'model'
 export const EFFORT_CONFIG_ID = 'reasoning_effort'
 export const AGENT_CONFIG_ID = 'agent'
 
+/** The reasoning efforts a session may choose (the values of protocol's `ReasoningEffort`). */
+export const REASONING_EFFORTS = ['off', 'low', 'medium', 'high', 'max'] as const satisfies readonly ReasoningEffort[]
+
 /** `default` leaves the effort to the provider. */
-export const EFFORT_VALUES: readonly (ReasoningEffort | 'default')[] = ['default', 'off', 'low', 'medium', 'high', 'max']
+export const EFFORT_VALUES: readonly (ReasoningEffort | 'default')[] = ['default', ...REASONING_EFFORTS]
 
 export function modelValue(providers: readonly ProviderModels[], provider: string, model: string): string {
   const offering = providers.filter((p) => p.models.some((m) => m.id === model))

@@ -3,10 +3,10 @@ import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { startingModel, type AgentOptions, type Session } from '@dsh/core'
 import { DshError, type ReasoningEffort } from '@dsh/protocol'
-import { requireCredentials } from './auth.js'
+import { defaultProvider, requireCredentials } from './auth.js'
 import type { Bridge } from './bridge.js'
 import {
-  AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
+  AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, REASONING_EFFORTS, configOptions, modeState, parseModelValue,
 } from './config.js'
 import { invalidParams, sessionNotFound } from './errors.js'
 import { forkCut, parseForkMeta } from './fork.js'
@@ -27,7 +27,7 @@ function directory(path: string, field: string): string {
   return path
 }
 
-const EFFORTS = new Set<string>(['off', 'low', 'medium', 'high', 'max'])
+const EFFORTS = new Set<string>(REASONING_EFFORTS)
 const effortOf = (value: string | undefined) => (value && EFFORTS.has(value) ? value as ReasoningEffort : undefined)
 
 /**
@@ -99,10 +99,13 @@ async function mountMcp(b: Bridge, state: SessionState, specs: readonly McpSpec[
   await Promise.all(specs.map((s) => mcp.mount(s.name, s.spec as never, { sessionId: state.id })))
 }
 
-function setRoots(state: SessionState, dirs: readonly string[] | undefined): void {
-  if (!dirs?.length) return
-  const roots = dirs.map((d, i) => directory(d, `additionalDirectories[${i}]`))
-  state.session.append('workspace/roots', { roots })
+/** A request's `additionalDirectories`, each checked (-32602 naming the bad one). */
+function rootsOf(dirs: readonly string[] | null | undefined): string[] {
+  return (dirs ?? []).map((d, i) => directory(d, `additionalDirectories[${i}]`))
+}
+
+function setRoots(state: SessionState, roots: readonly string[]): void {
+  if (roots.length) state.session.append('workspace/roots', { roots: [...roots] })
 }
 
 export function modesOf(b: Bridge, state: SessionState): acp.SessionModeState {
@@ -129,9 +132,9 @@ function describe(b: Bridge, state: SessionState): { modes: acp.SessionModeState
 
 export async function newSession(b: Bridge, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
   const cwd = directory(p.cwd, 'cwd')
-  const dirs = (p.additionalDirectories ?? []).map((d, i) => directory(d, `additionalDirectories[${i}]`))
+  const dirs = rootsOf(p.additionalDirectories)
   const specs = mcpSpecs(p.mcpServers)
-  requireCredentials(b, b.ctx.llm.defaults({ provider: agentOptions(b, undefined, true).provider }).provider)
+  requireCredentials(b, defaultProvider(b))
   const session = await b.ctx.sessions.create({ cwd })
   let state: SessionState
   try {
@@ -195,7 +198,7 @@ export async function openSession(b: Bridge, p: acp.LoadSessionRequest | acp.Res
   const known = b.states.get(p.sessionId)
   const state = known ?? await ensureSession(b, p.sessionId)
   if (!known) {
-    setRoots(state, p.additionalDirectories)
+    setRoots(state, rootsOf(p.additionalDirectories))
     await mountMcp(b, state, specs)
   }
   if (replay) {
@@ -262,7 +265,7 @@ export async function forkSession(b: Bridge, p: acp.ForkSessionRequest): Promise
   let state: SessionState
   try {
     state = adopt(b, session, false)
-    setRoots(state, p.additionalDirectories)
+    setRoots(state, rootsOf(p.additionalDirectories))
     await mountMcp(b, state, specs)
   } catch (error) {
     await dropState(b, session)

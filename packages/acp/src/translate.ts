@@ -1,6 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { AssistantBlock, CallCard, Json, ResultCard, SessionEvent, ToolResult, UserContent } from '@dsh/protocol'
-import { callToWire, progressToWire, resultToWire, textBlock, type WireOptions } from './wire.js'
+import { callToWire, progressToWire, resultToWire, type WireOptions } from './wire.js'
 
 /** Presentation seam: the tool's pure presenters (core `presentCall` / `presentResult`). */
 export interface Presenter {
@@ -134,5 +134,3 @@ export function userChunks(messageId: string, content: readonly UserContent[]): 
     content: part.type === 'text' ? { type: 'text' as const, text: part.text } : { type: 'image' as const, mimeType: part.mimeType, data: part.data },
   }))
 }
-
-export { textBlock }

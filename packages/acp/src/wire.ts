@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import { textOf, type CallCard, type Json, type ResultCard, type ToolLocation, type ToolResult } from '@dsh/protocol'
+import { type CallCard, type Json, type ResultCard, type ToolLocation, type ToolResult } from '@dsh/protocol'
 
 /**
  * Card → wire, pure. The bridge knows no tool by name: every call and result is mapped
@@ -146,9 +146,4 @@ export function progressToWire(callId: string, callCard: CallCard, soFar: string
   }
   const description = callCard.card === 'terminal' || callCard.card === 'generic' ? callCard.description : undefined
   return { toolCallId: callId, status: 'in_progress', content: [...(description ? [textBlock(description)] : []), textBlock(fence(soFar, 'console'))] }
-}
-
-/** The text of a tool result, for places that show it plainly. */
-export function resultText(result: ToolResult): string {
-  return textOf(result.content)
 }

@@ -73,10 +73,6 @@ export class Launcher extends Service {
   }
 
   /**
-   * Claims the process. The returned function releases the claim (idempotent);
-   * unloading the plugin that called `hold()` releases it too.
-   */
-  /**
    * Pins the tree: while pinned, edits of the patch files are not applied (each is
    * reported with `reason`). A surface serving a long-lived client (ACP) pins, because a
    * reload that restarts a row it depends on would cut the client off mid-session.
@@ -85,13 +81,7 @@ export class Launcher extends Service {
   pin(reason: string): () => void {
     const entry = { reason }
     this._pins.add(entry)
-    const unpin = () => { this._pins.delete(entry) }
-    try {
-      const dispose = this.ctx.effect(() => unpin, 'launcher.pin()')
-      return () => { void dispose() }
-    } catch {
-      return unpin
-    }
+    return this.tieToCaller(() => { this._pins.delete(entry) }, 'launcher.pin()')
   }
 
   /** Why the tree is pinned (empty when reloads apply). */
@@ -99,22 +89,32 @@ export class Launcher extends Service {
     return [...this._pins].map((p) => p.reason)
   }
 
+  /**
+   * Claims the process. The returned function releases the claim (idempotent);
+   * unloading the plugin that called `hold()` releases it too.
+   */
   hold(): () => void {
     this._holds++
     let released = false
-    const release = () => {
+    return this.tieToCaller(() => {
       if (released) return
       released = true
       this._holds--
       if (this._holds === 0) this._onIdle?.()
-    }
-    // Called through `ctx.launcher`, `this.ctx` is the caller's context: tie the
-    // claim to the caller's fiber so a disposed surface cannot keep the process.
+    }, 'launcher.hold()')
+  }
+
+  /**
+   * Called through `ctx.launcher`, `this.ctx` is the caller's context: `undo` becomes an
+   * effect of the caller's fiber, so a disposed surface cannot keep its claim. Returns
+   * the function that runs `undo` early (plain `undo` when no effect can be made).
+   */
+  private tieToCaller(undo: () => void, label: string): () => void {
     try {
-      const dispose = this.ctx.effect(() => release, 'launcher.hold()')
+      const dispose = this.ctx.effect(() => undo, label)
       return () => { void dispose() }
     } catch {
-      return release
+      return undo
     }
   }
 

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DshError } from '@dsh/protocol'
+import { readJsonObject } from './resolve.js'
 
 /**
  * Profiles live in `$DSH_HOME/profiles/<name>/`: a `package.json` whose
@@ -113,14 +114,7 @@ export function patchTemplate(name: string): string {
 
 /** Reads `dsh.profile` from a profile's package.json, migrating v0 forward. */
 export function readProfileManifest(packageFile: string): { manifest: Record<string, unknown>; bundles: string[]; notes: string[] } {
-  let manifest: Record<string, unknown>
-  try {
-    const value: unknown = JSON.parse(readFileSync(packageFile, 'utf8'))
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object')
-    manifest = value as Record<string, unknown>
-  } catch (error) {
-    throw new DshError('PROFILE_INVALID', `${packageFile}: ${(error as Error).message}`, { cause: error, data: { file: packageFile } })
-  }
+  const manifest = readJsonObject(packageFile, 'PROFILE_INVALID')
   const notes: string[] = []
   const dsh = manifest.dsh as Record<string, unknown> | undefined
   let profile = dsh?.profile as Record<string, unknown> | undefined

@@ -121,13 +121,17 @@ function isSubpathMap(value: unknown): boolean {
 
 /** Reads a package.json; a damaged one is a DshError naming the file. */
 export function readManifest(pkgDir: string): Record<string, unknown> {
-  const file = join(pkgDir, 'package.json')
+  return readJsonObject(join(pkgDir, 'package.json'), 'PACKAGE_INVALID')
+}
+
+/** Reads a file holding one JSON object; unreadable, invalid or not an object is DshError(code) naming the file. */
+export function readJsonObject(file: string, code: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(readFileSync(file, 'utf8'))
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object')
     return value as Record<string, unknown>
   } catch (error) {
-    throw new DshError('PACKAGE_INVALID', `${file}: ${(error as Error).message}`, { cause: error, data: { file } })
+    throw new DshError(code, `${file}: ${(error as Error).message}`, { cause: error, data: { file } })
   }
 }
 

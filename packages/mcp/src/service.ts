@@ -63,7 +63,7 @@ export class McpService extends Service {
       await connection.refuse(`has an invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
       return connection
     }
-    const twins = [...this.connections].filter((c) => c !== connection && c.name === name && c.sessionId === sessionId)
+    const twins = this.named(name, sessionId).filter((c) => c !== connection)
     // A failed server of that name is replaced; a live one keeps the name.
     for (const twin of twins) if (twin.state === 'failed' || twin.state === 'closed') this.connections.delete(twin)
     if (twins.some((c) => c.state === 'connecting' || c.state === 'ready')) {
@@ -76,8 +76,7 @@ export class McpService extends Service {
 
   /** Closes one server (by name, in the given scope) and forgets it. */
   async unmount(name: string, options: MountOptions = {}): Promise<void> {
-    const targets = [...this.connections].filter((c) => c.name === name && c.sessionId === options.sessionId)
-    await this.closeEach(targets)
+    await this.closeEach(this.named(name, options.sessionId))
   }
 
   /** Closes every server mounted for `sessionId` (on session close) and forgets them. */
@@ -91,13 +90,18 @@ export class McpService extends Service {
 
   /** The connection of a server by name and scope, if mounted. */
   get(name: string, options: MountOptions = {}): McpConnection | undefined {
-    return [...this.connections].find((c) => c.name === name && c.sessionId === options.sessionId && c.state !== 'closed')
+    return this.named(name, options.sessionId).find((c) => c.state !== 'closed')
   }
 
   /** Closes every connection (plugin disposal); later mounts come back `closed`. */
   async closeAll(): Promise<void> {
     this.state.disposed = true
     await this.closeEach([...this.connections])
+  }
+
+  /** The connections of server `name` in one scope (global when `sessionId` is undefined). */
+  private named(name: string, sessionId: string | undefined): McpConnection[] {
+    return [...this.connections].filter((c) => c.name === name && c.sessionId === sessionId)
   }
 
   private async closeEach(targets: McpConnection[]): Promise<void> {

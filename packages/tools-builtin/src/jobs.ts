@@ -1,6 +1,6 @@
 import { defineTool } from '@dsh/core'
 import { renderResult, type JobOutput } from '@dsh/exec'
-import { textOf } from '@dsh/protocol'
+import { textOf, type ToolResult } from '@dsh/protocol'
 import { z } from 'zod'
 import { fence, plural } from './text.js'
 
@@ -22,6 +22,11 @@ export function renderJob(job: JobOutput, verb: 'output' | 'kill'): string {
   return lines.join('\n')
 }
 
+/** Both job tools show their result as console text. */
+function presentJobResult(_args: unknown, result: ToolResult) {
+  return { card: 'generic' as const, text: fence(textOf(result.content), 'console'), ...(result.isError ? { isError: true } : {}) }
+}
+
 export const jobOutputTool = defineTool({
   name: 'job_output',
   kind: 'execute',
@@ -33,7 +38,7 @@ export const jobOutputTool = defineTool({
   },
   output: { render: (job) => renderJob(job, 'output') },
   presentCall: (args) => ({ card: 'generic', title: `Output of ${args.jobId}`, kind: 'execute' }),
-  presentResult: (_args, result) => ({ card: 'generic', text: fence(textOf(result.content), 'console'), ...(result.isError ? { isError: true } : {}) }),
+  presentResult: presentJobResult,
 })
 
 export const jobKillTool = defineTool({
@@ -46,5 +51,5 @@ export const jobKillTool = defineTool({
   },
   output: { render: (job) => renderJob(job, 'kill') },
   presentCall: (args) => ({ card: 'generic', title: `Stop ${args.jobId}`, kind: 'execute' }),
-  presentResult: (_args, result) => ({ card: 'generic', text: fence(textOf(result.content), 'console'), ...(result.isError ? { isError: true } : {}) }),
+  presentResult: presentJobResult,
 })

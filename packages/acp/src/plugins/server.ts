@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { Context } from '@deepseek-ai/cordis'
 import { PERMISSION_PRESETS } from '@dsh/protocol'
 import { z } from 'zod'
+import { REASONING_EFFORTS } from '../config.js'
 import { AcpServer } from '../server.js'
 
 export { AcpServer }
@@ -13,7 +14,7 @@ export const Config = z.object({
   model: z.string().min(1).optional(),
   maxTokens: z.number().int().positive().optional(),
   permissionMode: z.enum(PERMISSION_PRESETS.map((p) => p.id) as [string, ...string[]]).optional(),
-  reasoningEffort: z.enum(['off', 'low', 'medium', 'high', 'max']).optional(),
+  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
   /** Sessions per `session/list` page. */
   pageSize: z.number().int().positive().default(50),
 }).default({ pageSize: 50 })

@@ -1,6 +1,5 @@
 // The `dsh` entry. Parses the launcher's flags first; `--help` and `--version`
-// load nothing else, every other path imports its command lazily.
-import { readFileSync } from 'node:fs'
+// load no other package, every other path imports its command lazily.
 import { parseArgs } from '../args.js'
 import { HELP } from '../help.js'
 
@@ -10,8 +9,8 @@ switch (args.type) {
     process.stdout.write(HELP)
     break
   case 'version': {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-    process.stdout.write(`dsh ${pkg.version}\n`)
+    const { cliVersion } = await import('../env.js')
+    process.stdout.write(`dsh ${cliVersion()}\n`)
     break
   }
   case 'error':

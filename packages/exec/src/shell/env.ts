@@ -32,13 +32,22 @@ export interface EnvRules {
 }
 
 export function isDeniedName(name: string, rules: EnvRules = {}): boolean {
-  if (rules.allow?.includes(name)) return false
-  const upper = name.toUpperCase()
-  if (SECRET_WORDS.some((w) => upper.includes(w))) return true
-  if (SECRET_SUFFIXES.some((w) => upper.endsWith(w))) return true
-  if (DENY_PREFIXES.some((p) => upper.startsWith(p))) return true
-  if ((DENY_NAMES as readonly string[]).includes(upper)) return true
-  return (rules.deny ?? []).some((re) => new RegExp(re, 'i').test(name))
+  return denier(rules)(name)
+}
+
+/** The deny test of `rules`; its `deny` expressions are compiled once, when first needed (not once per name). */
+function denier(rules: EnvRules): (name: string) => boolean {
+  let deny: RegExp[] | undefined
+  return (name) => {
+    if (rules.allow?.includes(name)) return false
+    const upper = name.toUpperCase()
+    if (SECRET_WORDS.some((w) => upper.includes(w))) return true
+    if (SECRET_SUFFIXES.some((w) => upper.endsWith(w))) return true
+    if (DENY_PREFIXES.some((p) => upper.startsWith(p))) return true
+    if ((DENY_NAMES as readonly string[]).includes(upper)) return true
+    deny ??= (rules.deny ?? []).map((re) => new RegExp(re, 'i'))
+    return deny.some((re) => re.test(name))
+  }
 }
 
 /** The scrubbed environment: `base` minus denied names, plus NON_INTERACTIVE and TMPDIR, plus `extra` (trusted, applied last). */
@@ -49,8 +58,9 @@ export function buildEnv(
   extra: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
   const env: Record<string, string> = {}
+  const denied = denier(rules)
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || isDeniedName(name, rules)) continue
+    if (value === undefined || denied(name)) continue
     if (!rules.allow?.includes(name) && URL_WITH_PASSWORD.test(value)) continue
     env[name] = value
   }

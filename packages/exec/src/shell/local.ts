@@ -174,12 +174,17 @@ export class LocalShell extends Service implements ShellSeam {
     return this.output(jobId, owner)
   }
 
+  /** The jobs `owner` may see (all of them when no owner is given). */
+  private owned(owner: string | undefined): Job[] {
+    return [...this.table.values()].filter((j) => owner === undefined || j.info.owner === owner)
+  }
+
   jobs(owner?: string): JobInfo[] {
-    return [...this.table.values()].filter((j) => owner === undefined || j.info.owner === owner).map((j) => ({ ...j.info }))
+    return this.owned(owner).map((j) => ({ ...j.info }))
   }
 
   async killAll(owner?: string): Promise<void> {
-    const jobs = [...this.table.values()].filter((j) => owner === undefined || j.info.owner === owner)
+    const jobs = this.owned(owner)
     for (const job of jobs) job.controller.abort()
     await Promise.all(jobs.map((j) => j.done))
   }

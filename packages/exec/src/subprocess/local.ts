@@ -72,11 +72,14 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         aborted = true
         terminate()
       }
-      const finish = () => {
-        if (!exit || !closed) return
+      const stopWatching = () => {
         clearTimeout(timeoutTimer)
         for (const t of timers) clearTimeout(t)
         options.signal?.removeEventListener('abort', onAbort)
+      }
+      const finish = () => {
+        if (!exit || !closed) return
+        stopWatching()
         const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
         if (pgid === undefined || !groupHasLiveMembers(pgid, false)) {
           if (pgid !== undefined) this.live.delete(pgid)
@@ -95,9 +98,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       }
 
       child.once('error', (error) => {
-        clearTimeout(timeoutTimer)
-        for (const t of timers) clearTimeout(t)
-        options.signal?.removeEventListener('abort', onAbort)
+        stopWatching()
         if (pgid !== undefined) this.live.delete(pgid)
         reject(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${options.cwd}: ${error.message}`, { cause: error }))
       })

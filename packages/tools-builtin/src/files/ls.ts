@@ -1,7 +1,7 @@
 import { defineTool, ToolError } from '@dsh/core'
 import { textOf } from '@dsh/protocol'
 import { z } from 'zod'
-import { displayPath, fence } from '../text.js'
+import { byName, displayPath, fence } from '../text.js'
 
 export const LS_MAX_ENTRIES = 1000
 
@@ -25,7 +25,7 @@ export const lsTool = defineTool({
     if (!st) throw new ToolError(`${shown} does not exist.`)
     if (st.type !== 'directory') throw new ToolError(`${shown} is not a directory; use read for files.`)
     const entries = (await fs.readdir(abs))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .sort(byName)
       .map((e) => e.name + (e.type === 'directory' ? '/' : e.type === 'symlink' ? '@' : ''))
     return { path: shown, entries: entries.slice(0, LS_MAX_ENTRIES), total: entries.length }
   },

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { FsSeam } from '@dsh/exec'
 import ignore, { type Ignore } from 'ignore'
+import { byName } from '../text.js'
 
 /** Ignore files read in each directory, lowest precedence first (as ripgrep does). */
 export const IGNORE_FILES = ['.gitignore', '.ignore', '.rgignore'] as const
@@ -73,7 +74,7 @@ export async function walkFiles(
   const max = options.maxEntries ?? WALK_MAX_ENTRIES
   let seen = 0
   const walk = async (dir: string, rel: string, matchers: Matcher[]): Promise<boolean> => {
-    const entries = (await fs.readdir(dir).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const entries = (await fs.readdir(dir).catch(() => [])).sort(byName)
     const own = await loadMatcher(fs, dir, new Set(entries.map((e) => e.name)))
     const scope = own ? [...matchers, own] : matchers
     for (const entry of entries) {
