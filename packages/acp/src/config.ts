@@ -1,3 +1,4 @@
+import { REASONING_EFFORTS } from '@dsh/protocol'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { PermissionPreset, ReasoningEffort } from '@dsh/protocol'
 
@@ -15,9 +16,9 @@ export const EFFORT_CONFIG_ID = 'reasoning_effort'
 export const AGENT_CONFIG_ID = 'agent'
 
 /** The reasoning efforts a session may choose (the values of protocol's `ReasoningEffort`). */
-export const REASONING_EFFORTS = ['off', 'low', 'medium', 'high', 'max'] as const satisfies readonly ReasoningEffort[]
 
 /** `default` leaves the effort to the provider. */
+export { REASONING_EFFORTS }
 export const EFFORT_VALUES: readonly (ReasoningEffort | 'default')[] = ['default', ...REASONING_EFFORTS]
 
 export function modelValue(providers: readonly ProviderModels[], provider: string, model: string): string {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { DshError, PERMISSION_PRESETS, type ReasoningEffort } from '@dsh/protocol'
+import { DshError, PERMISSION_PRESETS, REASONING_EFFORTS, type ReasoningEffort } from '@dsh/protocol'
 
 export interface HeadlessArgs {
   task: string | undefined
@@ -35,7 +35,6 @@ of prompting the model. The workspace is the current directory. Exit 0 only when
 turn (or command) completed; 2 for an unknown command.`
 
 /** The `--reasoning-effort` values (every `ReasoningEffort`). */
-export const REASONING_EFFORTS: readonly string[] = ['off', 'low', 'medium', 'high', 'max']
 
 /** Environment defaults: DSH_PROVIDER, DSH_MODEL, DSH_PERMISSION_MODE, DSH_MAX_TOKENS, DSH_REASONING_EFFORT. */
 const ENV_FLAGS: [string, string][] = [
@@ -86,7 +85,7 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
     out.maxTokens = n
   }
   if (values['reasoning-effort'] !== undefined) {
-    if (!REASONING_EFFORTS.includes(values['reasoning-effort'])) {
+    if (!(REASONING_EFFORTS as readonly string[]).includes(values['reasoning-effort'])) {
       throw new DshError('USAGE', `--reasoning-effort must be one of ${REASONING_EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
     }
     out.reasoningEffort = values['reasoning-effort'] as ReasoningEffort

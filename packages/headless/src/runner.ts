@@ -1,8 +1,8 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, formatError, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
+import { DshError, formatError, REASONING_EFFORTS, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
 import { parseCommand, presentCall, startingModel } from '@dsh/core'
 import type { AgentOptions, CommandRegistry, PresetService, Session, TurnOutcome } from '@dsh/core'
-import { HEADLESS_USAGE, REASONING_EFFORTS, parseHeadlessArgs, type HeadlessArgs } from './args.js'
+import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine } from './progress.js'
 
 async function readStdin(): Promise<string> {
@@ -13,7 +13,7 @@ async function readStdin(): Promise<string> {
 
 /** settings.yaml's effort, when it names a known one (settings are validated loosely). */
 function effortOf(value: string | undefined): ReasoningEffort | undefined {
-  return value && REASONING_EFFORTS.includes(value) ? value as ReasoningEffort : undefined
+  return value && (REASONING_EFFORTS as readonly string[]).includes(value) ? value as ReasoningEffort : undefined
 }
 
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const

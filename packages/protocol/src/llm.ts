@@ -47,7 +47,9 @@ export type StreamChunk =
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; reason: FinishReason; error?: LlmFailure }
 
-export type ReasoningEffort = 'off' | 'low' | 'medium' | 'high' | 'max'
+/** Every reasoning effort, in increasing order (one list for schemas, flags and config options). */
+export const REASONING_EFFORTS = ['off', 'low', 'medium', 'high', 'max'] as const
+export type ReasoningEffort = typeof REASONING_EFFORTS[number]
 
 /** The model configuration actually sent; logged in `request/header`. */
 export interface ModelConfig {

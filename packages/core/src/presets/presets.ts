@@ -1,3 +1,4 @@
+import { REASONING_EFFORTS } from '@dsh/protocol'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, extname, join } from 'node:path'
 import { z } from 'zod'
@@ -51,7 +52,7 @@ export const PresetFile = z.strictObject({
   tools: z.array(z.string().min(1)).optional(),
   model: z.string().min(1).optional(),
   provider: z.string().min(1).optional(),
-  reasoningEffort: z.enum(['off', 'low', 'medium', 'high', 'max']).optional(),
+  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
 })
 
 /** Parses one preset file (pure). PRESET_INVALID names the file and the key, never the values. */
