@@ -142,3 +142,73 @@ describe('session ids', () => {
     for (const bad of ['', '.', '..', '../x', 'a/b', 'a\\b', '-a', 'x'.repeat(129), 'a b']) expect(isValidSessionId(bad)).toBe(false)
   })
 })
+
+describe('Session.watchDurable (shown means durable)', () => {
+  /** A sink whose flushes complete only when the test releases them. */
+  function gatedSink() {
+    const written: SessionEvent[] = []
+    const durable: SessionEvent[] = []
+    const gates: (() => void)[] = []
+    const sink: SessionSink = {
+      write: (event) => { written.push(event) },
+      flush: () => {
+        const upto = written.length
+        return new Promise<void>((resolve) => gates.push(() => { durable.push(...written.slice(durable.length, upto)); resolve() }))
+      },
+      close: async () => undefined,
+    }
+    return { sink, durable, gates }
+  }
+  const tick = () => new Promise<void>((r) => setImmediate(r))
+
+  it('delivers an event only after the flush that made it durable, each once and in order', async () => {
+    const { sink, durable, gates } = gatedSink()
+    const session = new Session(header, [], sink)
+    const seen: number[] = []
+    session.watchDurable((events) => {
+      for (const e of events) {
+        // the watcher never sees an event the sink has not made durable
+        expect(durable.some((d) => d.seq === e.seq)).toBe(true)
+        seen.push(e.seq)
+      }
+    })
+    session.append('notice', { level: 'info', message: 'a' })
+    session.append('notice', { level: 'info', message: 'b' })
+    expect(seen).toEqual([])
+    await tick()
+    expect(gates).toHaveLength(1) // one flush for the batch of two
+    session.append('notice', { level: 'info', message: 'c' })
+    gates.shift()!()
+    await tick()
+    await tick()
+    expect(seen).toEqual([0, 1])
+    expect(session.durableCount).toBe(2)
+    while (gates.length) gates.shift()!()
+    await tick()
+    expect(seen).toEqual([0, 1, 2])
+  })
+
+  it('counts a loaded log as durable and a forked copy as not yet', () => {
+    const { sink } = gatedSink()
+    const loaded = new Session(header, [{ type: 'notice', seq: 0, time: 1, data: { level: 'info', message: 'x' } }], sink)
+    expect(loaded.durableCount).toBe(1)
+    const forked = new Session({ ...header, id: 's2' }, [{ type: 'notice', seq: 0, time: 1, data: { level: 'info', message: 'x' } }], sink, undefined, 0)
+    expect(forked.durableCount).toBe(0)
+  })
+
+  it('schedules no flush while nobody watches, and stops delivering after unsubscribe', async () => {
+    const { sink, gates } = gatedSink()
+    const session = new Session(header, [], sink)
+    session.append('notice', { level: 'info', message: 'a' })
+    await tick()
+    expect(gates).toHaveLength(0)
+    const seen: number[] = []
+    const stop = session.watchDurable((events) => seen.push(...events.map((e) => e.seq)))
+    await tick()
+    expect(gates).toHaveLength(1) // watching flushes what was pending
+    stop()
+    gates.shift()!()
+    await tick()
+    expect(seen).toEqual([])
+  })
+})

@@ -127,7 +127,7 @@ export class SessionManager extends Service {
     let session: Session
     try {
       for (const event of events) sink.write(event)
-      session = this.adopt(header, events, sink)
+      session = this.adopt(header, events, sink, 0)
     } catch (error) {
       await sink.close()
       throw error
@@ -181,7 +181,7 @@ export class SessionManager extends Service {
     return session
   }
 
-  private adopt(header: SessionHeader, events: SessionEvent[], sink: SessionSink): Session {
+  private adopt(header: SessionHeader, events: SessionEvent[], sink: SessionSink, durableCount = events.length): Session {
     const managed: SessionSink = {
       write: (event) => sink.write(event),
       flush: () => sink.flush(),
@@ -202,7 +202,7 @@ export class SessionManager extends Service {
         this.home.logger('sessions').warn('a session/event listener failed: %s', error)
       }
     }
-    const session: Session = new Session(header, events, managed, emit)
+    const session: Session = new Session(header, events, managed, emit, durableCount)
     this.open_.set(header.id, session)
     this.notify('session/opened', session)
     return session

@@ -16,6 +16,9 @@ export interface SessionSink {
 
 export interface AppendOptions { ignorable?: boolean }
 
+/** Receives events once they are durable (see `Session.watchDurable`). */
+export type DurableListener = (events: readonly SessionEvent[]) => void
+
 /**
  * One open session: an append-only, in-memory list of frozen events mirrored to a sink.
  * Invariants: `events[i].seq === i`; every event and its data are deeply frozen plain
@@ -31,17 +34,21 @@ export class Session {
   private readonly deriver = new MessageDeriver()
   private readonly latest = new Map<string, number>()
   private state: { closed: boolean; closing?: Promise<void> } = { closed: false }
+  /** Events [0, count) are known durable; `scheduled` while an automatic flush is queued. */
+  private readonly durable: { count: number; scheduled: boolean; watchers: Set<DurableListener> }
 
   /**
    * `events` is taken over (not copied) and frozen in place; it must satisfy
-   * `events[i].seq === i` (else SESSION_CORRUPT).
+   * `events[i].seq === i` (else SESSION_CORRUPT). `durableCount` says how many of them are
+   * already on disk (all, for a loaded log; 0 for one whose sink has not flushed them yet).
    */
-  constructor(header: SessionHeader, events: SessionEvent[], sink: SessionSink, onAppend?: (event: SessionEvent) => void) {
+  constructor(header: SessionHeader, events: SessionEvent[], sink: SessionSink, onAppend?: (event: SessionEvent) => void, durableCount = events.length) {
     this.header = freezeDeep(header)
     this.id = header.id
     this.log = events
     this.sink = sink
     this.onAppend = onAppend
+    this.durable = { count: durableCount, scheduled: false, watchers: new Set() }
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!
       if (event.seq !== i) {
@@ -57,6 +64,21 @@ export class Session {
   get cwd(): string { return this.header.cwd || process.cwd() }
   get events(): readonly SessionEvent[] { return this.log }
   get closed(): boolean { return this.state.closed }
+  /** How many events (from seq 0) are known to be fsynced: what a client may be shown. */
+  get durableCount(): number { return this.durable.count }
+
+  /**
+   * "Shown means durable": `listener` receives, in seq order and exactly once each, the
+   * events that became durable after this call (a batch per flush). While at least one
+   * watcher exists, every append schedules a flush, coalesced per macrotask, so a watcher
+   * sees each event promptly at the cost of one fsync per batch. A failed flush delivers
+   * nothing (the appender's own flush reports the error). Returns the unsubscribe.
+   */
+  watchDurable(listener: DurableListener): () => void {
+    this.durable.watchers.add(listener)
+    if (this.durable.count < this.log.length) this.scheduleFlush()
+    return () => { this.durable.watchers.delete(listener) }
+  }
 
   /**
    * Validates `data` (plain JSON only: INVALID_EVENT names the path and the type),
@@ -84,6 +106,7 @@ export class Session {
     this.latest.set(type, event.seq)
     this.deriver.push(event)
     this.onAppend?.(event)
+    if (this.durable.watchers.size) this.scheduleFlush()
     return event
   }
 
@@ -101,16 +124,43 @@ export class Session {
   /** Resolves once everything appended so far is durable. */
   async flush(): Promise<void> {
     if (this.state.closed) return this.state.closing
+    const upto = this.log.length
     await this.sink.flush()
+    this.markDurable(upto)
   }
 
   /** Flushes and releases the writer lock; later appends throw SESSION_CLOSED. Idempotent. */
   close(): Promise<void> {
     if (!this.state.closed) {
       this.state.closed = true
-      this.state.closing = this.sink.close()
+      const upto = this.log.length
+      this.state.closing = this.sink.close().then(() => this.markDurable(upto))
     }
     return this.state.closing!
+  }
+
+  private scheduleFlush(): void {
+    if (this.durable.scheduled || this.state.closed) return
+    this.durable.scheduled = true
+    setImmediate(() => {
+      this.durable.scheduled = false
+      if (!this.state.closed) this.flush().catch(() => undefined)
+    })
+  }
+
+  private markDurable(upto: number): void {
+    const from = this.durable.count
+    if (upto <= from) return
+    this.durable.count = upto
+    if (!this.durable.watchers.size) return
+    const batch = this.log.slice(from, upto)
+    for (const watcher of [...this.durable.watchers]) {
+      try {
+        watcher(batch)
+      } catch {
+        // a watcher's failure is its own; the events are durable regardless
+      }
+    }
   }
 }
 
