@@ -12,7 +12,9 @@ export interface FakeHost {
   closed: number
 }
 
-export function fakeHost(): FakeHost {
+export type FakeHandler = (params: any, client: HostClient) => unknown
+
+export function fakeHost(handlers: Record<string, FakeHandler> = {}): FakeHost {
   let connected: HostClient | undefined
   const host: FakeHost = {
     calls: [],
@@ -28,6 +30,8 @@ export function fakeHost(): FakeHost {
         const parsed = def.params.safeParse(params)
         if (!parsed.success) throw new DshError('INVALID_PARAMS', `invalid params for ${method}`, { data: { issues: issuesOf(parsed.error) } })
         host.calls.push({ method, params: parsed.data })
+        const handler = handlers[method]
+        if (handler) return handler(parsed.data, client)
         switch (method) {
           case 'initialize': return { protocolVersion: PROTOCOL_VERSION, server: { name: 'dsh', version: '0.0.0' }, capabilities: { ...client.capabilities, mcp: true, worlds: ['local'] } }
           case 'session/command': return { name: 'echo', reply: (parsed.data as { line: string }).line, startedTurn: false, newSessionId: null }
