@@ -12,8 +12,9 @@ from dsh_sdk import Client, Tool
 
 
 def running(needle):
+    """Whether a process other than this one has ``needle`` in its command line."""
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
@@ -45,6 +46,7 @@ def main():
         kind = plan["kind"]
         if kind == "run":
             approvals = []
+            questions = []
             tool_calls = []
 
             def lookup(args):
@@ -62,12 +64,15 @@ def main():
                 return plan.get("approve", "reject")
 
             def answer(request):
+                questions.append([q["question"] for q in request["questions"]])
                 return [{"id": q["id"], "selected": [q["options"][0]["id"]]} for q in request["questions"]]
 
             for prompt in plan["prompts"]:
                 record(session.run(prompt, on_approval=approve, on_question=answer))
             if plan.get("approve"):
                 out["seen"]["approvals"] = len(approvals)
+            if plan.get("question"):
+                out["seen"]["questions"] = questions
             if plan.get("tool"):
                 out["seen"]["toolCalls"] = tool_calls
         elif kind == "cancel":

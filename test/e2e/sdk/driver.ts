@@ -6,7 +6,7 @@ import type { DriverInput, DriverResult } from './scenarios.js'
 /** Whether a process whose command line contains `needle` runs (Linux /proc). */
 export function running(needle: string): boolean {
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
     try {
       if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle)) return true
     } catch {
@@ -34,6 +34,7 @@ export async function runTs(input: DriverInput, options: ClientOptions): Promise
   switch (plan.kind) {
     case 'run': {
       let approvals = 0
+      const questions: string[][] = []
       const toolCalls: unknown[] = []
       const session = await client.createSession({
         workspace,
@@ -55,11 +56,15 @@ export async function runTs(input: DriverInput, options: ClientOptions): Promise
             approvals++
             return plan.approve ?? 'reject'
           },
-          onQuestion: (request) => request.questions.map((q) => ({ id: q.id, selected: [q.options[0]!.id] })),
+          onQuestion: (request) => {
+            questions.push(request.questions.map((q) => q.question))
+            return request.questions.map((q) => ({ id: q.id, selected: [q.options[0]!.id] }))
+          },
         }))
       }
       if (plan.approve) out.seen.approvals = approvals
       if (plan.tool) out.seen.toolCalls = toolCalls
+      if (plan.question) out.seen.questions = questions
       break
     }
     case 'cancel': {

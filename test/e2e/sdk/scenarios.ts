@@ -65,6 +65,15 @@ export const SCENARIOS: Scenario[] = [
     expect: { texts: [''], reasons: ['aborted'], files: { 'started.txt': 'started', 'late.txt': null }, seen: { killed: true } },
   },
   {
+    name: 'a question answered by the callback',
+    script: [
+      { toolCalls: [{ name: 'question', arguments: { questions: [{ question: 'Which colour?', options: [{ label: 'Blue' }, { label: 'Red' }] }] } }], expect: { toolsInclude: ['question'] } },
+      { text: 'Blue it is.', expect: { lastToolResultIncludes: 'Which colour?\n→ Blue' } },
+    ],
+    plan: { kind: 'run', prompts: ['ask me'], question: true },
+    expect: { texts: ['Blue it is.'], reasons: ['completed'], seen: { questions: [['Which colour?']] } },
+  },
+  {
     name: 'a client-defined tool',
     script: [
       { toolCalls: [{ name: 'lookup', arguments: { key: 'colour' } }], expect: { toolsInclude: ['lookup'] } },

@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { describeRpc } from '@dsh/host-api'
-import type { HostClient, HostConnection } from '@dsh/host'
+import type {} from '@dsh/host'
 import { formatError } from '@dsh/protocol'
 import { z } from 'zod'
 import { parseSdkArgs, SDK_USAGE, type SdkCommand } from '../server/args.js'
@@ -12,8 +12,6 @@ export const Config = z.object({
   /** Frames longer than this are refused with -32700 (the connection stays up). */
   maxFrameBytes: z.number().int().positive().optional(),
 }).default({})
-
-interface HostService { connect(client: HostClient): HostConnection }
 
 /**
  * `dsh sdk`: serves the launcher's stdio to one client (see SdkCarrier). stdout carries
@@ -41,7 +39,7 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
   }
   launcher.pin('an sdk client is connected (restarting rows would drop its sessions)')
   ctx.effect(() => guardStdout(), 'sdk: console off stdout')
-  const host = (ctx as unknown as { host: HostService }).host
+  const { host } = ctx
   const debug = launcher.env.DSH_SDK_DEBUG === '1' ? (line: string) => { launcher.stderr.write(`[sdk] ${line}\n`) } : undefined
   const carrier = new SdkCarrier({
     input: launcher.stdin, output: launcher.stdout, connect: (client) => host.connect(client),
