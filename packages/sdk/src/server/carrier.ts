@@ -97,7 +97,9 @@ export class SdkCarrier {
       case 'notification': return this.options.debug?.(`ignored notification ${message.method.slice(0, 80)}`)
       case 'result': return this.answered(message.id, message.result, undefined)
       case 'error': return message.id === null ? this.options.log(`sdk: the client reported an error: ${message.error.message.slice(0, 200)}`) : this.answered(message.id, undefined, message.error)
-      case 'request': return void this.dispatch(message.id, message.method, message.params)
+      case 'request':
+        this.options.debug?.(`<- ${message.method.slice(0, 80)} #${String(message.id).slice(0, 40)}`)
+        return void this.dispatch(message.id, message.method, message.params)
     }
   }
 
