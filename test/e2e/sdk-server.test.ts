@@ -64,7 +64,7 @@ describe('dsh sdk over raw stdio', () => {
     expect(answer.data.content).toEqual([{ type: 'text', text: 'All done.' }])
     expect(events.find((e) => e.type === 'user/message').data.id).toBe(receipt.result.promptId)
     const call = s.frames.find((f) => f.method === 'session/event' && f.params.event.type === 'tool/call')
-    expect(call.params.view).toMatchObject({ kind: 'tool-call', tool: 'bash', card: { card: 'terminal' } })
+    expect(call?.params.view).toMatchObject({ kind: 'tool-call', tool: 'bash', card: { card: 'terminal' } })
     expect(s.frames.some((f) => f.method === 'session/status' && f.params.status === 'running')).toBe(true)
     expect(readFileSync(join(workspace, 'out.txt'), 'utf8')).toBe('hi')
     // the log on disk holds every event the client was shown
