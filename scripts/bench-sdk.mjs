@@ -5,6 +5,7 @@
 //     session/create to the last turn/end (target ≤ 1.2 s). The mock's script is global, so
 //     the 60 tool steps (bash `true`, sandboxed) spread over the sessions in arrival order;
 //     the min–max tool steps per session is printed with each run.
+//  3. EOF on stdin while a turn runs a sandboxed `sleep` → the process has exited (≤ 2 s).
 // Prints a table of medians and min–max. A benchmark, not a test: nothing is asserted.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -50,6 +51,37 @@ function initializeOnce(home) {
   })
 }
 
+/** ms from EOF on stdin (while a sandboxed `sleep` runs in a turn) to the process's exit. */
+function eofExitOnce(home) {
+  model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 30' } }] }])
+  const workspace = temp('dsh-bench-sdk-ws-')
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [dshBin, 'sdk'], { env: cleanEnv(home), stdio: ['pipe', 'pipe', 'ignore'] })
+    const send = (id, method, params) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    let buffered = ''
+    let eofAt
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      buffered += d
+      let nl
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const msg = JSON.parse(buffered.slice(0, nl))
+        buffered = buffered.slice(nl + 1)
+        if (msg.id === 1) send(2, 'session/create', { workspace })
+        else if (msg.id === 2) send(3, 'session/prompt', { sessionId: msg.result.session.id, prompt: 'sleep' })
+        else if (msg.method === 'session/event' && msg.params.event.type === 'tool/call' && eofAt === undefined) {
+          setTimeout(() => { eofAt = performance.now(); child.stdin.end() }, 100)
+        }
+      }
+    })
+    child.on('error', reject)
+    child.on('close', () => {
+      rmSync(workspace, { recursive: true, force: true })
+      return eofAt === undefined ? reject(new Error('the turn never started')) : resolve(performance.now() - eofAt)
+    })
+    send(1, 'initialize', { protocolVersion: 1, client: { name: 'bench', version: '1' } })
+  })
+}
+
 async function concurrentOnce(home) {
   const bash = { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] }
   model.setScript([...Array(SESSIONS * STEPS).fill(bash), ...Array(SESSIONS).fill({ text: 'done' })])
@@ -90,10 +122,13 @@ try {
     conc.push(r.ms)
     spreads.push(r.spread)
   }
+  const eof = []
+  for (let i = 0; i < Math.max(3, Math.ceil(RUNS / 2)); i++) eof.push(await eofExitOnce(home))
   console.log('| figure | target | median (min–max) | runs |')
   console.log('|---|---|---|---|')
   console.log(`| dsh sdk: spawn → initialize answered | ≤ 150 ms | ${fmt(init)} | ${init.length} |`)
   console.log(`| dsh sdk: ${SESSIONS} concurrent sessions × ${STEPS} tool steps | ≤ 1.2 s | ${fmt(conc)} | ${conc.length} (tool steps per session: ${spreads.join(', ')}) |`)
+  console.log(`| dsh sdk: EOF mid-turn (a running sleep) → process exit | ≤ 2 s | ${fmt(eof)} | ${eof.length} |`)
 } finally {
   rmSync(home, { recursive: true, force: true })
   await model.close()
