@@ -19,6 +19,7 @@ export const TEMPLATES: Readonly<Record<string, readonly string[]>> = {
   headless: ['@dsh/bundle-base', '@dsh/bundle-headless'],
   acp: ['@dsh/bundle-base', '@dsh/bundle-acp'],
   web: ['@dsh/bundle-base', '@dsh/bundle-web'],
+  sdk: ['@dsh/bundle-base', '@dsh/bundle-sdk'],
 }
 
 export interface Profile {

@@ -18,6 +18,7 @@ export const DEFAULT_PROVIDER = 'deepseek'
 export function parseArgs(tokens: readonly string[]): Args {
   let profile: string | undefined
   let viaWeb = false
+  let viaSdk = false
   const patches: string[] = []
   let dump: 'config' | 'default' | undefined
   for (let i = 0; i < tokens.length; i++) {
@@ -29,7 +30,7 @@ export function parseArgs(tokens: readonly string[]): Args {
       case '--profile': {
         const value = inline ?? tokens[++i]
         if (!value || value.startsWith('-')) return usage('--profile needs a profile name')
-        if (profile !== undefined) return usage(viaWeb ? '`web` is an alias of --profile web; do not combine it with --profile' : '--profile given twice')
+        if (profile !== undefined) return usage(viaWeb || viaSdk ? `\`${profile}\` is an alias of --profile ${profile}; do not combine it with --profile` : '--profile given twice')
         profile = value
         continue
       }
@@ -44,7 +45,8 @@ export function parseArgs(tokens: readonly string[]): Args {
       case '--': return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: tokens.slice(i + 1) }
     }
     if (token === 'web' && profile === undefined) { profile = 'web'; viaWeb = true; continue }
-    if (token === 'plugin' && !viaWeb && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
+    if (token === 'sdk' && profile === undefined) { profile = 'sdk'; viaSdk = true; continue }
+    if (token === 'plugin' && !viaWeb && !viaSdk && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
     if (token === 'login' && profile === undefined && !patches.length && !dump) return parseLogin(tokens.slice(i + 1))
     return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: tokens.slice(i) }
   }

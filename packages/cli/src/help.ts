@@ -4,6 +4,7 @@ export const HELP = `dsh — an agent harness built as a plugin tree
 Usage:
   dsh [--profile NAME] [--patch FILE]... [APP ARGS...]
   dsh web [APP ARGS...]                 same as --profile web
+  dsh sdk [--print-schema]              same as --profile sdk
   dsh --profile NAME --dump-config      print the effective rows (a loadable patch file)
   dsh --profile NAME --dump-default-config   print the rows of the profile's bundles only
   dsh plugin --profile NAME add|remove|list [PKG...]
@@ -13,7 +14,7 @@ Usage:
 Launcher options (read up to the first argument the launcher does not own;
 that argument and the rest go to the profile's surface):
   --profile NAME   profile in $DSH_HOME/profiles/NAME (default: headless).
-                   Templates headless, acp and web are created on first use.
+                   Templates headless, acp, web and sdk are created on first use.
   --patch FILE     apply FILE after every other layer; repeatable, in order
   --dump-config, --dump-default-config
                    print, load no plugin, exit
@@ -23,6 +24,7 @@ Profiles:
   headless   dsh --profile headless "task"     one-shot run, answer on stdout
   acp        dsh --profile acp                 Agent Client Protocol over stdio
   web        dsh web                           local web UI
+  sdk        dsh sdk                           the host API, JSON-RPC over stdio
 
 Layers (later wins): the profile's bundles in order, the profile's
 cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch. Editing either

@@ -12,6 +12,8 @@ describe('parseArgs', () => {
     [['web', '--port', '1'], { type: 'run', profile: 'web', patches: [], argv: ['--port', '1'] }],
     [['--profile', 'x', 'web'], { type: 'run', profile: 'x', patches: [], argv: ['web'] }],
     [['web', '--profile', 'x'], { type: 'error', code: 'USAGE', message: '`web` is an alias of --profile web; do not combine it with --profile', hint: 'see dsh --help' }],
+    [['sdk', '--print-schema'], { type: 'run', profile: 'sdk', patches: [], argv: ['--print-schema'] }],
+    [['sdk', '--profile', 'x'], { type: 'error', code: 'USAGE', message: '`sdk` is an alias of --profile sdk; do not combine it with --profile', hint: 'see dsh --help' }],
     [['--profile', 'a', '--profile', 'b'], { type: 'error', code: 'USAGE', message: '--profile given twice', hint: 'see dsh --help' }],
     [['--dump-config'], { type: 'run', patches: [], dump: 'config', argv: [] }],
     [['--profile', 'web', '--dump-default-config'], { type: 'run', profile: 'web', patches: [], dump: 'default', argv: [] }],

@@ -1,0 +1,12 @@
+// @dsh/sdk: the TypeScript client of `dsh sdk`. The server carrier is the `@dsh/sdk/server` plugin.
+export { Client, createClient } from './client/client.js'
+export type { ClientOptions, CreateSessionOptions } from './client/client.js'
+export { Session, finalText, turnUsage } from './client/session.js'
+export type { SessionDetail, SessionHandlers } from './client/session.js'
+export { RpcError, TimeoutError, TransportClosedError } from './client/errors.js'
+export type { CallOptions } from './client/peer.js'
+export { resolveCommand } from './client/process.js'
+export type { SpawnOptions, Transport } from './client/process.js'
+export { CLIENT_METHODS } from './client/types.js'
+export type * from './client/types.js'
+export { LineSplitter, frame } from './framing.js'
