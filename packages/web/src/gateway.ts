@@ -17,6 +17,8 @@ export interface GatewayOptions {
   connection: HostConnection
   hub: WebHub
   assets: Map<string, Asset> | null
+  /** The folder browser's starting point. */
+  cwd: string
 }
 
 const MAX_BODY = 16 * 1024 * 1024
@@ -58,7 +60,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       const schema = method === 'fs/list' ? FsListParams : FsMkdirParams
       const parsed = schema.safeParse(params)
       if (!parsed.success) throw new DshError('INVALID_PARAMS', `invalid params for ${method}`, { data: { issues: issuesOf(parsed.error) } })
-      return method === 'fs/list' ? listDirectory(parsed.data) : makeDirectory(parsed.data as { path: string })
+      return method === 'fs/list' ? listDirectory({ path: opts.cwd, ...parsed.data }) : makeDirectory(parsed.data as { path: string })
     }
     const result = await opts.connection.callUnchecked(method, params)
     const sessionId = (params as { sessionId?: string }).sessionId

@@ -15,6 +15,8 @@ export interface WebServerOptions {
   /** The built UI directory (dist/ui). */
   assetsDir: string
   env: Record<string, string | undefined>
+  /** Where the folder browser starts (the launch directory). */
+  cwd: string
   token?: string
 }
 
@@ -34,7 +36,7 @@ export async function startWebServer(opts: WebServerOptions): Promise<WebServer>
   const hub = new WebHub()
   const connection = await opts.connect(hub)
   let port = opts.args.port
-  const gateway = createGateway({ port: () => port, token, connection, hub, assets: loadAssets(opts.assetsDir) })
+  const gateway = createGateway({ port: () => port, token, connection, hub, assets: loadAssets(opts.assetsDir), cwd: opts.cwd })
   const server: Server = createServer((req, res) => gateway.handle(req, res))
   server.keepAliveTimeout = 5_000
   try {

@@ -24,9 +24,16 @@ export function apply(ctx: Context): void {
     launcher.exit(parsed.type === 'help' ? 0 : 2)
     return
   }
+  const fixedToken = launcher.env.DSH_WEB_TOKEN
+  if (fixedToken !== undefined && !/^[0-9a-f]{64}$/.test(fixedToken)) {
+    launcher.stderr.write('USAGE: DSH_WEB_TOKEN must be 64 lowercase hex digits (256 bits), e.g. from `openssl rand -hex 32`\n')
+    release()
+    launcher.exit(2)
+    return
+  }
   const host = (ctx as unknown as { host: HostService }).host
   const assetsDir = fileURLToPath(new URL('../ui/', import.meta.url))
-  startWebServer({ args: parsed.args, connect: (c) => host.connect(c), assetsDir, env: launcher.env }).then((server) => {
+  startWebServer({ args: parsed.args, connect: (c) => host.connect(c), assetsDir, env: launcher.env, cwd: launcher.cwd, ...(fixedToken ? { token: fixedToken } : {}) }).then((server) => {
     ctx.launcher.pin('dsh web serves open browser tabs')
     launcher.stdout.write(`dsh web: ${server.url}\n`)
     if (parsed.args.open) openBrowser(server.url, launcher.env)
