@@ -149,6 +149,22 @@ export class JsonlSessionStore extends Service implements SessionStore {
     return state.kind !== 'free' && state.kind !== 'stale'
   }
 
+  /** Removes the log, its title cache and migration backups, under the writer lock (SESSION_LOCKED while a live writer holds it). */
+  async delete(id: string): Promise<void> {
+    const paths = sessionPaths(this.dir, id)
+    await this.mustExist(id, paths.file)
+    const release = await acquireLock(paths.lock, id)
+    try {
+      const names = await readdir(this.dir)
+      const backups = names.filter((n) => n.startsWith(`${id}.jsonl.v`) && n.endsWith('.bak')).map((n) => join(this.dir, n))
+      await unlink(paths.file)
+      for (const file of [paths.meta, ...backups]) await unlink(file).catch(() => undefined)
+      await syncPath(this.dir).catch(() => undefined)
+    } finally {
+      await release()
+    }
+  }
+
   /** Flushes and closes every sink this store handed out (plugin disposal). */
   async closeAll(): Promise<void> {
     await Promise.allSettled([...this.sinks].map((sink) => sink.close()))

@@ -12,7 +12,8 @@ export type TurnEndReason = 'completed' | 'max-tokens' | 'aborted' | 'error' | '
  * declaration merging (`declare module '@dsh/protocol' { interface SessionEventMap {...} }`).
  */
 export interface SessionEventMap {
-  'turn/start': { turn: number }
+  /** `prompts`: the ids of the queued prompts this turn takes (when the surface gave ids). */
+  'turn/start': { turn: number; prompts?: string[] }
   'user/message': { id: string; content: UserContent[]; via?: 'prompt' | 'steer' | 'inject' | 'followup' }
   'step/start': { turn: number; step: number }
   /** What requests are sent with: logged when it changes, not every step. */

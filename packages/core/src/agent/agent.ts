@@ -59,17 +59,20 @@ export class Agent {
     return !!this.driver
   }
 
-  /** Queues a message for the next turn and wakes the driver; resolves when that turn ends. */
-  followup(content: UserContent[] | string, via: QueuedMessage['via'] = 'prompt'): Promise<TurnOutcome> {
+  /**
+   * Queues a message for the next turn and wakes the driver; resolves when that turn ends.
+   * `id` becomes the id of the logged `user/message` (and is listed in `turn/start.prompts`).
+   */
+  followup(content: UserContent[] | string, via: QueuedMessage['via'] = 'prompt', id?: string): Promise<TurnOutcome> {
     return new Promise((resolve) => {
-      this.nextTurn.push({ message: { content: toContent(content), via }, settle: resolve })
+      this.nextTurn.push({ message: { content: toContent(content), via, ...(id ? { id } : {}) }, settle: resolve })
       this.wake()
     })
   }
 
   /** Queues for the next step of the running turn (or a new turn when idle) and wakes. */
-  steer(content: UserContent[] | string): void {
-    this.nextStep.push({ content: toContent(content), via: 'steer' })
+  steer(content: UserContent[] | string, id?: string): void {
+    this.nextStep.push({ content: toContent(content), via: 'steer', ...(id ? { id } : {}) })
     this.wake()
   }
 
@@ -139,7 +142,7 @@ export class Agent {
     const admitted = await this.ctx.waterfall('agent/pre-step', this, messages, async () => messages)
     if (!admitted) return false
     for (const m of admitted) {
-      this.session.append('user/message', { id: `u-${this.session.events.length}`, content: m.content, ...(m.via ? { via: m.via } : {}) })
+      this.session.append('user/message', { id: m.id ?? `u-${this.session.events.length}`, content: m.content, ...(m.via ? { via: m.via } : {}) })
     }
     return true
   }
@@ -148,7 +151,8 @@ export class Agent {
     const turn = ++this.turnCount
     const controller = this.controller = new AbortController()
     const { session } = this
-    const started = session.append('turn/start', { turn }).seq
+    const prompts = messages.flatMap((m) => (m.id ? [m.id] : []))
+    const started = session.append('turn/start', { turn, ...(prompts.length ? { prompts } : {}) }).seq
     let reason: TurnEndReason = 'completed'
     let error: ErrorInfo | undefined
     let openStep: number | undefined
@@ -302,7 +306,7 @@ export class Agent {
       cwd: session.cwd,
       policy: ctx.permission.policy(session),
       approval: preset.approval,
-      canAsk: ctx.approval.canAsk,
+      canAsk: ctx.approval.canAskFor(session),
       requestApproval: (request, sig) => ctx.approval.request(session, request, sig),
       onProgress: (callId: string, update: ToolProgress) => ctx.emit('agent/tool-progress', this, callId, update),
     }, calls)

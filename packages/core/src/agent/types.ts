@@ -23,6 +23,8 @@ export interface TurnOutcome {
 export interface QueuedMessage {
   content: UserContent[]
   via: 'prompt' | 'steer' | 'inject' | 'followup'
+  /** The id of the `user/message` it becomes (default `u-<seq>`). */
+  id?: string
 }
 
 /** The request about to be sent; `agent/request` listeners may return a changed copy. */

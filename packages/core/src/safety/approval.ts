@@ -16,27 +16,67 @@ declare module '@deepseek-ai/cordis' {
 export type Answerer = (session: Session, request: ApprovalRequest & { id: string }, signal: AbortSignal) => Promise<ApprovalOutcome>
 
 /**
- * `ctx.approval`: puts questions to the surface's answerer and logs question and decision.
- * allow-always is remembered per session and scope key — as a logged decision, so it
- * survives resume. With no answerer (headless) every question is answered `reject`.
+ * `ctx.approval`: puts questions to the session's answerer and logs question and decision.
+ * Answerers are registered per session (the host routes each to the session's owner); a
+ * session without one asks its parent's (a subagent's questions go to the surface that
+ * owns the parent), then the process-wide fallback (`setAnswerer`). allow-always is
+ * remembered per session and scope key — as a logged decision, so it survives resume.
+ * With no answerer (headless) every question is answered `reject`.
  */
 export class ApprovalService extends Service {
-  private answerer: Answerer | undefined
-  private counter = 0
+  // containers only (cordis hands callers a derived object): never reassigned
+  private readonly fallback: { answerer?: Answerer | undefined } = {}
+  /** null: this session (and its subagents) has an owner that cannot answer: reject, never the fallback. */
+  private readonly perSession = new Map<string, Answerer | null>()
+  private readonly counter = { n: 0 }
 
   constructor(ctx: Context) {
     super(ctx, 'approval')
   }
 
+  /** The process-wide answerer, used for sessions that have none of their own (or through a parent). */
   setAnswerer(answerer: Answerer): () => void {
-    this.answerer = answerer
+    this.fallback.answerer = answerer
     return () => {
-      if (this.answerer === answerer) this.answerer = undefined
+      if (this.fallback.answerer === answerer) this.fallback.answerer = undefined
     }
   }
 
+  /**
+   * The answerer of one session (and of its subagents); replaces an earlier one. `null`
+   * says nobody answers there (every question is rejected with the headless reason).
+   * Returns the unregister.
+   */
+  setSessionAnswerer(sessionId: string, answerer: Answerer | null): () => void {
+    this.perSession.set(sessionId, answerer)
+    return () => {
+      if (this.perSession.get(sessionId) === answerer) this.perSession.delete(sessionId)
+    }
+  }
+
+  /** Whether a process-wide answerer exists (sessions may still have their own: see `canAskFor`). */
   get canAsk(): boolean {
-    return !!this.answerer
+    return !!this.fallback.answerer
+  }
+
+  /** Whether someone can answer this session's questions. */
+  canAskFor(session: Session): boolean {
+    return !!this.answererFor(session)
+  }
+
+  /** The session's own answerer, else its parent's (subagents, not forks), else the fallback. */
+  private answererFor(session: Session): Answerer | undefined {
+    const sessions = this.ctx.get('sessions') as { get(id: string): Session | undefined } | undefined
+    let id: string | undefined = session.id
+    let parent = session.header.parent
+    for (let depth = 0; id !== undefined && depth < 32; depth++) {
+      const own = this.perSession.get(id)
+      if (own !== undefined) return own ?? undefined
+      if (!parent || parent.fork) break
+      id = parent.id
+      parent = sessions?.get(id)?.header.parent
+    }
+    return this.fallback.answerer
   }
 
   /** Whether an allow-always decision in this session covers the scope key. */
@@ -50,7 +90,8 @@ export class ApprovalService extends Service {
   }
 
   async request(session: Session, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
-    const id = `ap-${Date.now().toString(36)}-${++this.counter}`
+    const id = `ap-${Date.now().toString(36)}-${++this.counter.n}`
+    const answerer = this.answererFor(session)
     const scope = request.scope?.key
     if (scope && this.remembered(session, scope)) {
       session.append('approval/decision', { id, outcome: 'allow-once', scope, remembered: true, reason: 'allowed always earlier in this session' })
@@ -59,14 +100,14 @@ export class ApprovalService extends Service {
     session.append('approval/request', { id, request: request as unknown as Json })
     let outcome: ApprovalOutcome
     let reason: string | undefined
-    if (!this.answerer) {
+    if (!answerer) {
       outcome = 'reject'
       reason = 'no one can answer approval requests on this surface (headless runs deny what needs approval)'
     } else if (signal.aborted) {
       outcome = 'cancelled'
     } else {
       try {
-        outcome = await this.answerer(session, { ...request, id }, signal)
+        outcome = await answerer(session, { ...request, id }, signal)
       } catch (error) {
         outcome = signal.aborted ? 'cancelled' : 'reject'
         reason = error instanceof Error ? error.message : String(error)

@@ -28,6 +28,11 @@ export class PermissionService extends Service {
     this.preset(defaultPreset)
   }
 
+  /** The preset of a session that never chose one. */
+  get defaultId(): string {
+    return this.defaultPreset
+  }
+
   presets(): readonly PermissionPreset[] {
     return PERMISSION_PRESETS
   }
@@ -64,14 +69,20 @@ export class PermissionService extends Service {
     return logged ? [...(logged.data as { roots: string[] }).roots] : []
   }
 
-  /** The sandbox policy for calls in this session right now. */
-  policy(session: Session): ExecPolicy {
-    const preset = this.current(session)
-    if (preset.sandbox === 'workspace-write' && session.cwd === '/') {
+  /** UNSAFE_WORKSPACE when `preset` must not run in `cwd` (e.g. "/" under workspace-write); usable before a session exists. */
+  checkWorkspace(presetId: string, cwd: string): void {
+    const preset = this.preset(presetId)
+    if (preset.sandbox === 'workspace-write' && cwd === '/') {
       throw new DshError('UNSAFE_WORKSPACE', 'the workspace is "/": workspace-write would make the whole filesystem writable', {
         hint: 'run dsh from a project directory, or choose read-only or danger-full-access knowingly',
       })
     }
+  }
+
+  /** The sandbox policy for calls in this session right now. */
+  policy(session: Session): ExecPolicy {
+    const preset = this.current(session)
+    this.checkWorkspace(preset.id, session.cwd)
     const tmpRoot = PermissionService.tmpRoot(session.id)
     mkdirSync(tmpRoot, { recursive: true, mode: 0o700 })
     return {

@@ -70,6 +70,11 @@ export class MemorySessionStore extends Service implements SessionStore {
     return this.stored.get(id)?.locked ?? false
   }
 
+  async delete(id: string): Promise<void> {
+    if (this.entry(id).locked) throw new DshError(SessionErrorCode.SESSION_LOCKED, `session ${id} is open for writing; close it first`)
+    this.stored.delete(id)
+  }
+
   private entry(id: string): Stored {
     assertSessionId(id)
     const entry = this.stored.get(id)

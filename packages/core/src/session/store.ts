@@ -40,6 +40,8 @@ export interface SessionStore {
   list(filter?: { cwd?: string }): Promise<SessionInfo[]>
   /** Whether a live writer holds the session's lock. */
   isLocked(id: string): Promise<boolean>
+  /** Removes a stored session that no live writer holds. SESSION_NOT_FOUND, SESSION_LOCKED. */
+  delete(id: string): Promise<void>
 }
 
 declare module '@deepseek-ai/cordis' {

@@ -36,6 +36,8 @@ export interface ToolDefinition<P extends z.ZodType = z.ZodType, V = any> {
   name: string
   description: string
   parameters: P
+  /** The JSON Schema sent to the model, when given as such (client-defined tools); else derived from `parameters`. */
+  inputSchema?: Record<string, Json>
   /** Calls that may run in parallel with other concurrency-safe calls of the same step. */
   concurrencySafe?: boolean
   kind?: ToolKind

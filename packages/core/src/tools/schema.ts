@@ -17,7 +17,7 @@ function clean(node: unknown): Json {
 
 /** The schema sent to the model for a tool (zod → JSON Schema, input side, trimmed). */
 export function toolSchema(tool: ToolDefinition): ToolSchema {
-  const parameters = clean(z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' })) as Record<string, Json>
+  const parameters = clean(tool.inputSchema ?? z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' })) as Record<string, Json>
   return { name: tool.name, description: tool.description, parameters }
 }
 

@@ -1,0 +1,111 @@
+import { until, useMockModel } from '@dsh/testkit/tree'
+import { existsSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { hostTree, rejection, TestClient } from './helpers.js'
+
+const model = useMockModel()
+
+describe('ctx.host: create, prompt, events, status, cancel, close', () => {
+  it('creates a session owned and subscribed by the caller, runs a prompt, and shows every durable event once in seq order', async () => {
+    model().setScript([{ text: 'hello back' }])
+    const t = await hostTree(model())
+    const { conn, client } = t.connect()
+    const { session } = await conn.call('session/create', { workspace: t.workspace })
+    expect(session).toMatchObject({ workspace: t.workspace, status: 'idle', open: true, config: { provider: 'deepseek', permissionMode: 'workspace-write', agentPreset: 'standard' } })
+    const receipt = await conn.call('session/prompt', { sessionId: session.id, prompt: 'hello' })
+    expect(receipt).toMatchObject({ mode: 'queue', queued: false })
+    const end = await client.turnEnd(session.id)
+    expect(end.data).toMatchObject({ reason: 'completed' })
+    const seen = client.of(session.id)
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i))
+    const live = t.root.sessions.get(session.id)!
+    // shown means durable: everything shown is within the durable prefix
+    expect(seen.length).toBeLessThanOrEqual(live.durableCount)
+    const message = seen.find((e) => e.type === 'user/message')!
+    expect(message.data).toMatchObject({ id: receipt.promptId })
+    expect(seen.find((e) => e.type === 'turn/start')!.data).toMatchObject({ prompts: [receipt.promptId] })
+    await client.status(session.id, 'idle')
+    expect(client.statuses.map((s) => s.status)).toEqual(['running', 'idle'])
+    await conn.call('session/close', { sessionId: session.id })
+    expect(t.root.sessions.get(session.id)).toBeUndefined()
+  })
+
+  it('subscribe(afterSeq) replays the durable log after the cursor, then continues live: no gap, no duplicate', async () => {
+    model().setScript([{ text: 'one' }, { text: 'two' }])
+    const t = await hostTree(model())
+    const { conn, client } = t.connect()
+    const { session } = await conn.call('session/create', { workspace: t.workspace })
+    await conn.call('session/prompt', { sessionId: session.id, prompt: 'first' })
+    await client.turnEnd(session.id)
+    const watcher = new TestClient('watcher')
+    const other = t.root.host.connect(watcher)
+    const { lastSeq } = await other.call('session/subscribe', { sessionId: session.id, afterSeq: 2 })
+    expect(lastSeq).toBeGreaterThan(2)
+    await conn.call('session/prompt', { sessionId: session.id, prompt: 'second' })
+    await watcher.turnEnd(session.id)
+    await client.turnEnd(session.id, 2)
+    const all = client.of(session.id)
+    expect(watcher.of(session.id).map((e) => e.seq)).toEqual(all.slice(3).map((e) => e.seq))
+    expect(watcher.of(session.id)).toEqual(all.slice(3))
+    await other.close()
+  })
+
+  it('queues a prompt behind the running turn (FIFO, one turn each); steer with nothing running is STEER_NO_TURN', async () => {
+    model().setScript([{ text: 'slow first', delayMs: 30, chunkSize: 2 }, { text: 'second' }])
+    const t = await hostTree(model())
+    const { conn, client } = t.connect()
+    const { session } = await conn.call('session/create', { workspace: t.workspace })
+    const steer = await rejection(conn.call('session/prompt', { sessionId: session.id, prompt: 'x', mode: 'steer' }))
+    expect(steer.code).toBe('STEER_NO_TURN')
+    const a = await conn.call('session/prompt', { sessionId: session.id, prompt: 'first' })
+    const b = await conn.call('session/prompt', { sessionId: session.id, prompt: 'second' })
+    expect([a.queued, b.queued]).toEqual([false, true])
+    await client.turnEnd(session.id, 2)
+    const starts = client.of(session.id).filter((e) => e.type === 'turn/start').map((e) => (e.data as { prompts: string[] }).prompts)
+    expect(starts).toEqual([[a.promptId], [b.promptId]])
+  })
+
+  it('cancel aborts the running turn and drops what was queued before it; a cancel with nothing running is {cancelled: false}', async () => {
+    model().setScript([{ fault: 'stall' }, { text: 'after the cancel' }])
+    const t = await hostTree(model())
+    const { conn, client } = t.connect()
+    const { session } = await conn.call('session/create', { workspace: t.workspace })
+    expect(await conn.call('session/cancel', { sessionId: session.id })).toEqual({ cancelled: false })
+    await conn.call('session/prompt', { sessionId: session.id, prompt: 'stalls' })
+    const dropped = await conn.call('session/prompt', { sessionId: session.id, prompt: 'dropped' })
+    await until(() => model().requests.length === 1)
+    expect(await conn.call('session/cancel', { sessionId: session.id })).toEqual({ cancelled: true })
+    const after = await conn.call('session/prompt', { sessionId: session.id, prompt: 'after' })
+    const first = await client.turnEnd(session.id)
+    expect(first.data).toMatchObject({ reason: 'aborted' })
+    const second = await client.turnEnd(session.id, 2)
+    expect(second.data).toMatchObject({ reason: 'completed' })
+    const users = client.of(session.id).filter((e) => e.type === 'user/message').map((e) => (e.data as { id: string }).id)
+    expect(users).not.toContain(dropped.promptId)
+    expect(users.at(-1)).toBe(after.promptId)
+  })
+
+  it('refuses a relative, missing or unsafe workspace before anything exists', async () => {
+    const t = await hostTree(model())
+    const { conn } = t.connect()
+    const relative = await rejection(conn.call('session/create', { workspace: 'relative/dir' }))
+    expect(relative.code).toBe('INVALID_PARAMS')
+    expect(relative.data.issues[0].path).toBe('params.workspace')
+    const missing = await rejection(conn.call('session/create', { workspace: '/no/such/dir' }))
+    expect(missing.code).toBe('WORKSPACE_INVALID')
+    const unsafe = await rejection(conn.call('session/create', { workspace: '/', permissionMode: 'workspace-write' }))
+    expect(unsafe.code).toBe('UNSAFE_WORKSPACE')
+    expect((await conn.call('session/list', {})).sessions.map((s) => s.workspace)).not.toContain('/')
+    expect(existsSync('/no/such/dir')).toBe(false)
+  })
+
+  it('unknown session ids are SESSION_NOT_FOUND; a session owned by another client is NOT_OWNER', async () => {
+    const t = await hostTree(model())
+    const { conn } = t.connect()
+    expect((await rejection(conn.call('session/prompt', { sessionId: 'nope', prompt: 'x' }))).code).toBe('SESSION_NOT_FOUND')
+    const { session } = await conn.call('session/create', { workspace: t.workspace })
+    const other = t.root.host.connect(new TestClient('other'))
+    expect((await rejection(other.call('session/prompt', { sessionId: session.id, prompt: 'x' }))).code).toBe('NOT_OWNER')
+    expect((await rejection(other.call('session/open', { sessionId: session.id }))).code).toBe('SESSION_BUSY')
+  })
+})
