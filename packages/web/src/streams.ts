@@ -70,7 +70,7 @@ export async function openSessionStream(deps: StreamDeps, res: ServerResponse, s
     for (const p of deps.hub.pendingOf(sessionId)) stream.send('request', p)
     deps.hub.goLive(listener)
   } catch (error) {
-    stream.send('error', toRpcError(error).error)
+    stream.send('stream-error', toRpcError(error).error)
     stream.end()
   }
 }

@@ -76,7 +76,8 @@ export class LiveStream {
     for (const [name, fn] of Object.entries(this.handlers)) {
       es.addEventListener(name, (e) => {
         this.feed()
-        fn(JSON.parse((e as MessageEvent<string>).data))
+        const data = (e as MessageEvent<string | undefined>).data
+        if (typeof data === 'string') fn(JSON.parse(data))
       })
     }
     es.addEventListener('heartbeat', () => this.feed())

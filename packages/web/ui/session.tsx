@@ -66,7 +66,7 @@ export function SessionView({ id, describe, sessions, onError }: { id: string; d
       'request-done': (f: { requestId: string }) => setRequests((m) => { const n = new Map(m); n.delete(f.requestId); return n }),
       deleted: () => setDeleted(true),
       notice: (f: { readOnly?: boolean }) => { if (f.readOnly) setReadOnly(true) },
-      error: (e: { message: string }) => onError(e.message),
+      'stream-error': (e: { message: string }) => onError(e.message),
     }, () => t.lastSeq, () => {
       void call('session/get', { sessionId: id }).catch((e: unknown) => { if (errorText(e).includes('SESSION_NOT_FOUND')) { setDeleted(true); stream.close() } })
     })

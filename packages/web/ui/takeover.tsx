@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { DiffHunks } from './cards.js'
 
 export interface PendingRequest { method: string; params: any }
@@ -11,6 +11,9 @@ const DECISIONS = [
 
 /** The approval takeover: what will run, why it asks, and three decisions (y / a / n, Esc rejects). */
 export function Approval({ req, answer }: { req: PendingRequest; answer: (result: unknown) => void }) {
+  const box = useRef<HTMLDivElement>(null)
+  // the takeover takes the keyboard: focus leaves the composer
+  useEffect(() => box.current?.focus(), [])
   const p = req.params as { title: string; tool: string; reason: string | null; rawInput: any; diff?: { path: string; oldText: string | null; newText: string }; options: { decision: string; label: string; scope?: string }[]; kind: string }
   const offered = new Set((p.options ?? []).map((o) => o.decision))
   const scope = p.options?.find((o) => o.decision === 'allow-session')?.scope
@@ -25,7 +28,7 @@ export function Approval({ req, answer }: { req: PendingRequest; answer: (result
   })
   const command = typeof p.rawInput?.command === 'string' ? p.rawInput.command as string : null
   return (
-    <div class="takeover" data-testid="approval" role="dialog" aria-label="approval">
+    <div class="takeover" data-testid="approval" role="dialog" aria-label="approval" tabIndex={-1} ref={box}>
       <div class="takeover-title">{p.kind === 'escalation' ? 'Run outside the sandbox?' : 'Approve this call?'} <span class="muted">{p.tool}</span></div>
       <div class="takeover-sub">{p.title}</div>
       {command && <pre class="term-cmd">{command}</pre>}
@@ -47,6 +50,8 @@ interface Question { id: string; question: string; options: { id: string; label:
 
 /** The question takeover: number keys pick an option of the current question, Enter moves on. */
 export function QuestionTakeover({ req, answer }: { req: PendingRequest; answer: (result: unknown) => void }) {
+  const box = useRef<HTMLDivElement>(null)
+  useEffect(() => box.current?.focus(), [])
   const questions = (req.params.questions ?? []) as Question[]
   const [index, setIndex] = useState(0)
   const [picked, setPicked] = useState<Record<string, string[]>>({})
@@ -75,7 +80,7 @@ export function QuestionTakeover({ req, answer }: { req: PendingRequest; answer:
   })
   if (!q) return null
   return (
-    <div class="takeover" data-testid="question" role="dialog" aria-label="question">
+    <div class="takeover" data-testid="question" role="dialog" aria-label="question" tabIndex={-1} ref={box}>
       <div class="takeover-title">{q.question} <span class="muted small">{index + 1}/{questions.length}</span></div>
       <div class="options">
         {q.options.map((o, i) => (

@@ -104,7 +104,9 @@ export class Transcript {
         item.result = view?.card ?? { card: 'generic', text: textOf(d.content) }
         item.ended = event.time
         const interrupted = d.synthetic === true && textOf(d.content).startsWith(INTERRUPTED_MARK)
-        item.status = interrupted ? 'interrupted' : d.isError === true || view?.isError === true ? 'failed' : 'done'
+        const card = item.result
+        const exitFailed = card.card === 'terminal' && ((typeof card.exitCode === 'number' && card.exitCode !== 0) || typeof card.signal === 'string')
+        item.status = interrupted ? 'interrupted' : d.isError === true || view?.isError === true || exitFailed ? 'failed' : 'done'
         break
       }
       case 'todo/write':
