@@ -218,6 +218,92 @@ describe('dsh web in Chromium', () => {
   })
 })
 
+describe('dsh web: questions, queue, settings, drain', () => {
+  it('answers a question from the number keys; the model gets the chosen label', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'question', arguments: { questions: [{ question: 'Which colour?', options: [{ label: 'red' }, { label: 'blue' }] }] } }] },
+      { text: 'blue it is', expect: { lastToolResultIncludes: 'blue' } },
+    ])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'ask me')
+    const q = page.getByTestId('question')
+    await q.waitFor()
+    expect(await q.textContent()).toContain('Which colour?')
+    await page.keyboard.press('2')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'blue it is' }).waitFor()
+    const answer = readSessionFile(home, id).events.find((e) => e.type === 'question/answer')
+    expect(answer?.data).toMatchObject({ answers: [{ id: 'q1', selected: ['o2'] }] })
+  })
+
+  it('Enter while a turn runs queues the message; it can be edited and is sent when the turn ends', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] },
+      { text: 'first done' },
+      { text: 'second done', expect: { lastUserTextIncludes: 'edited follow-up' } },
+    ])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'first')
+    await card(page, 'running').waitFor()
+    await say(page, 'follow-up')
+    const queued = page.getByTestId('queued-message')
+    await queued.waitFor()
+    await queued.locator('input').fill('edited follow-up')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'second done' }).waitFor()
+    const users = readSessionFile(home, id).events.filter((e) => e.type === 'user/message')
+    expect(users.map((e) => JSON.stringify(e.data))).toEqual([expect.stringContaining('first'), expect.stringContaining('edited follow-up')])
+    expect(await page.getByTestId('queued-message').count()).toBe(0)
+  })
+
+  it('Esc in the composer cancels the turn', async () => {
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4323.5' } }] }, { text: 'never' }])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'sleep')
+    await card(page, 'running').waitFor()
+    await page.getByTestId('composer').press('Escape')
+    await idle(page)
+    await expect.poll(() => processesMatching('sleep 4323.5').length, { timeout: 15_000 }).toBe(0)
+    expect(readSessionFile(home, id).events.filter((e) => e.type === 'turn/end').at(-1)?.data).toMatchObject({ reason: 'aborted' })
+  })
+
+  it('settings store a key write-only and ask before danger-full-access becomes the default', async () => {
+    const page = await openApp()
+    await page.getByTestId('settings-open').click()
+    const row = page.locator('[data-testid="credential"][data-provider="openai"]')
+    await row.waitFor()
+    expect(await row.getAttribute('data-configured')).toBe('false')
+    await row.getByTestId('key-input').fill('sk-typed-in-the-browser-42')
+    await row.locator('button', { hasText: 'Save' }).click()
+    await page.locator('[data-testid="credential"][data-provider="openai"][data-configured="true"]').waitFor()
+    expect(await row.getByTestId('key-input').inputValue()).toBe('')
+    expect(await page.content()).not.toContain('sk-typed-in-the-browser-42')
+    await page.getByTestId('default-permission').selectOption('danger-full-access')
+    const save = page.getByTestId('danger-ack').locator('xpath=../following-sibling::button')
+    expect(await save.isDisabled()).toBe(true)
+    await page.getByTestId('danger-ack').check()
+    await save.click()
+    await page.getByTestId('settings-message').filter({ hasText: 'saved' }).waitFor()
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toContain('danger-full-access')
+  })
+
+  it('Ctrl-C drains: the running command is killed, the turn is closed in the log, exit 0', async () => {
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4324.5' } }] }])
+    const page = await openApp([/net::ERR/])
+    const id = await newSession(page)
+    await say(page, 'sleep')
+    await card(page, 'running').waitFor()
+    await expect.poll(() => processesMatching('sleep 4324.5').length, { timeout: 15_000 }).toBeGreaterThan(0)
+    expect(await run!.stop('SIGINT')).toBe(0)
+    run = undefined
+    expect(processesMatching('sleep 4324.5')).toEqual([])
+    const events = readSessionFile(home, id).events
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    await page.locator('[data-testid="connection-status"]:not([data-state="connected"])').waitFor()
+  })
+})
+
 describe('dsh web from outside the page', () => {
   it('keeps keys write-only: no response, frame or log holds the key', async () => {
     run = await startWeb({ cwd: workspace, env: env() })
