@@ -18,6 +18,8 @@ export interface WebServerOptions {
   /** Where the folder browser starts (the launch directory). */
   cwd: string
   token?: string
+  /** Default HEARTBEAT_MS. */
+  heartbeatMs?: number
 }
 
 export interface WebServer {
@@ -57,7 +59,7 @@ export async function startWebServer(opts: WebServerOptions): Promise<WebServer>
     const frame = { time: Date.now() }
     for (const s of hub.hostStreams) s.send('heartbeat', frame)
     for (const l of hub.sessions) l.stream.send('heartbeat', frame)
-  }, HEARTBEAT_MS)
+  }, opts.heartbeatMs ?? HEARTBEAT_MS)
   heartbeat.unref()
   let closing: Promise<void> | undefined
   const close = () => closing ??= (async () => {

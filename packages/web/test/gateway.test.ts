@@ -267,6 +267,27 @@ describe('event streams', () => {
     s.close()
   })
 
+  it('sends heartbeats on every stream', async () => {
+    await server.close()
+    server = await startWebServer({ args: { port: 0, host: '127.0.0.1', open: false }, connect: (c) => host.connect(c), assetsDir: assets, env: {}, token: TOKEN, cwd: tmpdir(), heartbeatMs: 50 })
+    port = server.port
+    const hostStream = openSse(port, '/api/events', auth())
+    const session = openSse(port, '/api/events?session=s1', auth())
+    await hostStream.next((f) => f.event === 'heartbeat')
+    await session.next((f) => f.event === 'heartbeat')
+    expect(session.frames.filter((f) => f.event === 'heartbeat').every((f) => f.id === undefined)).toBe(true)
+    hostStream.close(); session.close()
+  })
+
+  it('closing the server ends open streams and refuses pending requests', async () => {
+    const s = openSse(port, '/api/events?session=s1', auth())
+    await s.next((f) => f.event === 'ready')
+    const pending = host.client.request('approval/request', { sessionId: 's1', requestId: 'r9', toolCallId: null, tool: 'bash', title: 'x', kind: 'tool', rawInput: {}, reason: null, options: [] }, new AbortController().signal)
+    await s.next((f) => f.event === 'request')
+    await server.close()
+    await expect(pending).rejects.toMatchObject({ code: 'REQUEST_CANCELLED' })
+  })
+
   it('the host-level stream says hello and carries status changes', async () => {
     const s = openSse(port, '/api/events', auth())
     await s.next((f) => f.event === 'hello')
