@@ -304,6 +304,46 @@ describe('dsh web: questions, queue, settings, drain', () => {
   })
 })
 
+describe('dsh web: the session list', () => {
+  it('renames, forks, searches content after a pause, and shows waiting on the dot', async () => {
+    const outside = tempDir('dsh-web-outside-')
+    model.setScript([
+      { text: 'the answer mentions zebrafish' },
+      { toolCalls: [{ name: 'bash', arguments: { command: `echo x > ${join(outside, 'dot.txt')}`, escalate: true, justification: 'dot test' } }] },
+      { text: 'ok' },
+    ])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'hello')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'zebrafish' }).waitFor()
+    await idle(page)
+    const item = page.locator(`[data-testid="session-item"][data-session-id="${id}"]`)
+    await item.locator('[data-action="rename"]').click()
+    await page.getByTestId('rename-input').fill('Renamed here')
+    await page.getByTestId('rename-input').press('Enter')
+    await item.filter({ hasText: 'Renamed here' }).waitFor()
+    expect(readSessionFile(home, id).events.some((e) => e.type === 'session/title' && (e.data as { title?: string }).title === 'Renamed here')).toBe(true)
+    // content search (not in any title) after a pause
+    await page.getByTestId('search').fill('zebrafish')
+    await page.locator('[data-testid="session-item"]').first().waitFor()
+    expect(await page.locator('[data-testid="session-item"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-session-id')))).toEqual([id])
+    await page.getByTestId('search').fill('')
+    // a pending approval shows as waiting in the list
+    await say(page, 'dot')
+    await page.getByTestId('approval').waitFor()
+    await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="waiting"]`).waitFor()
+    await page.keyboard.press('n')
+    await idle(page)
+    // fork: a new session with the same transcript
+    await item.locator('[data-action="fork"]').click()
+    await page.waitForURL((u) => u.pathname.startsWith('/s/') && !u.pathname.endsWith(id))
+    await page.locator('.session[data-ready="true"]').waitFor()
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'zebrafish' }).waitFor()
+    const forkId = decodeURIComponent(new URL(page.url()).pathname.slice(3))
+    expect(readSessionFile(home, forkId).header.parent).toMatchObject({ id, fork: true })
+  })
+})
+
 describe('dsh web from outside the page', () => {
   it('keeps keys write-only: no response, frame or log holds the key', async () => {
     run = await startWeb({ cwd: workspace, env: env() })
