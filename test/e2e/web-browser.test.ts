@@ -1,5 +1,5 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -341,6 +341,41 @@ describe('dsh web: the session list', () => {
     await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'zebrafish' }).waitFor()
     const forkId = decodeURIComponent(new URL(page.url()).pathname.slice(3))
     expect(readSessionFile(home, forkId).header.parent).toMatchObject({ id, fork: true })
+  })
+})
+
+describe('dsh web: long transcripts and export', () => {
+  it('a stored session of 1,000 turns opens windowed; export gives the log as JSONL', async () => {
+    const id = 'long-session-1000'
+    const lines = [JSON.stringify({ format: 'dsh-session', version: 1, id, created: 1, cwd: workspace })]
+    let seq = 0
+    const add = (type: string, data: unknown) => lines.push(JSON.stringify({ type, seq: seq++, time: 1000 + seq, data }))
+    add('permission/preset', { preset: 'workspace-write' })
+    for (let turn = 1; turn <= 1000; turn++) {
+      add('turn/start', { turn })
+      add('user/message', { id: `u${turn}`, content: [{ type: 'text', text: `question ${turn}` }] })
+      add('step/start', { turn, step: 1 })
+      add('assistant/message', { id: `a${turn}`, content: [{ type: 'text', text: `answer **${turn}**` }], finish: 'stop' })
+      add('step/end', { turn, step: 1 })
+      add('turn/end', { turn, reason: 'completed' })
+    }
+    mkdirSync(join(home, 'sessions'), { recursive: true })
+    writeFileSync(join(home, 'sessions', `${id}.jsonl`), lines.join('\n') + '\n')
+    const page = await openApp()
+    await page.goto(`http://127.0.0.1:${run!.port}/s/${id}`)
+    await page.locator('.session[data-ready="true"]').waitFor({ timeout: 30_000 })
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'answer 1000' }).waitFor()
+    const rendered = await page.getByTestId('message').count()
+    expect(rendered).toBeLessThanOrEqual(200)
+    expect(await page.locator('[data-testid="message"]').filter({ hasText: 'question 1' }).filter({ hasText: /^question 1$/ }).count()).toBe(0)
+    await page.locator('.more').click()
+    expect(await page.getByTestId('message').count()).toBe(rendered + 200)
+    const download = page.waitForEvent('download')
+    await page.getByTestId('export').click()
+    const file = await (await download).path()
+    const exported = readFileSync(file, 'utf8').split('\n').filter(Boolean)
+    expect(JSON.parse(exported[0]!)).toMatchObject({ id })
+    expect(exported.slice(1).map((l) => (JSON.parse(l) as { seq: number }).seq).slice(0, 6001)).toEqual(Array.from({ length: 6001 }, (_, i) => i))
   })
 })
 
