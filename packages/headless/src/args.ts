@@ -44,15 +44,14 @@ const ENV_FLAGS: [string, string][] = [
 
 /**
  * Parses the headless surface's own argv (everything after the launcher's flags).
- * DSH_* variables act as flags given first, so a flag on the command line wins and both
- * are validated alike.
+ * DSH_* variables stand in for flags that are not given (a flag wins); both are validated
+ * alike, and an error names the variable when the value came from it.
  */
 export function parseHeadlessArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): HeadlessArgs {
-  const fromEnv = ENV_FLAGS.flatMap(([name, flag]) => (env[name] ? [flag, env[name]] : []))
   let parsed
   try {
     parsed = parseArgs({
-      args: [...fromEnv, ...argv], allowPositionals: true, strict: true,
+      args: [...argv], allowPositionals: true, strict: true,
       options: {
         provider: { type: 'string' }, model: { type: 'string' }, resume: { type: 'string' },
         json: { type: 'boolean' }, 'permission-mode': { type: 'string' }, 'max-tokens': { type: 'string' },
@@ -63,6 +62,16 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
     throw new DshError('USAGE', (error as Error).message, { hint: 'run `dsh --profile headless --help`' })
   }
   const { values, positionals } = parsed
+  // a DSH_* variable stands in for its flag when the flag is not given; errors name the source
+  const label: Record<string, string> = {}
+  for (const [name, flag] of ENV_FLAGS) {
+    const key = flag.slice(2) as keyof typeof values
+    label[key] = flag
+    if (values[key] === undefined && env[name]) {
+      (values as Record<string, unknown>)[key] = env[name]
+      label[key] = name
+    }
+  }
   if (positionals.length > 1) {
     throw new DshError('USAGE', `expected one task argument, got ${positionals.length} (quote the task)`, { hint: 'dsh --profile headless "fix the failing test"' })
   }
@@ -75,18 +84,18 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
   if (values['permission-mode']) {
     const mode = values['permission-mode']
     if (!PERMISSION_PRESETS.some((p) => p.id === mode)) {
-      throw new DshError('USAGE', `--permission-mode must be one of ${PERMISSION_PRESETS.map((p) => p.id).join(', ')}, got "${mode}"`)
+      throw new DshError('USAGE', `${label['permission-mode']} must be one of ${PERMISSION_PRESETS.map((p) => p.id).join(', ')}, got "${mode}"`)
     }
     out.permissionMode = mode
   }
   if (values['max-tokens'] !== undefined) {
     const n = Number(values['max-tokens'])
-    if (!Number.isInteger(n) || n <= 0) throw new DshError('USAGE', `--max-tokens must be a positive integer, got "${values['max-tokens']}"`)
+    if (!Number.isInteger(n) || n <= 0) throw new DshError('USAGE', `${label['max-tokens']} must be a positive integer, got "${values['max-tokens']}"`)
     out.maxTokens = n
   }
   if (values['reasoning-effort'] !== undefined) {
     if (!(REASONING_EFFORTS as readonly string[]).includes(values['reasoning-effort'])) {
-      throw new DshError('USAGE', `--reasoning-effort must be one of ${REASONING_EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
+      throw new DshError('USAGE', `${label['reasoning-effort']} must be one of ${REASONING_EFFORTS.join(', ')}, got "${values['reasoning-effort']}"`)
     }
     out.reasoningEffort = values['reasoning-effort'] as ReasoningEffort
   }

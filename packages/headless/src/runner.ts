@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, formatError, REASONING_EFFORTS, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
-import { parseCommand, presentCall, startingModel } from '@dsh/core'
-import type { AgentOptions, CommandRegistry, PresetService, Session, TurnOutcome } from '@dsh/core'
+import { DshError, formatError, isDshError, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
+import { parseCommand, type CommandRegistry } from '@dsh/core'
+import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine } from './progress.js'
 
@@ -11,26 +11,119 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** settings.yaml's effort, when it names a known one (settings are validated loosely). */
-function effortOf(value: string | undefined): ReasoningEffort | undefined {
-  return value && (REASONING_EFFORTS as readonly string[]).includes(value) ? value as ReasoningEffort : undefined
-}
-
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
 
+interface TurnEnd { reason: TurnEndReason; error?: ErrorInfo; text: string }
+
 /**
- * The headless surface: one turn over a new or resumed session in the current
- * directory. stderr: `session: <id>` first, then one line per tool call; stdout: the final
- * answer, or with --json every session event as NDJSON. Exit 0 only when the turn completed.
- * A task that parses as `/name args` runs that slash command (`ctx.commands`, when
- * mounted): its reply goes to stdout (stderr and exit 2 for an unknown command, exit 1
- * when it failed); a turn it started is awaited like a prompt's.
- * The session's agent preset (`ctx.presets`, when mounted; `--agent` chooses it) supplies
- * tool set and model defaults; --provider/--model/--reasoning-effort go on top.
+ * What headless prints, fed only by `session/event` notifications (durable events, in
+ * seq order): with --json every event as NDJSON on stdout, else progress lines on stderr.
+ * It also follows turns: the end of the turn that took a prompt (or the next turn, after a
+ * command that started one) with the text of that turn's last assistant message.
+ */
+class Printer {
+  private current: { number: number; text: string } | undefined
+  private readonly promptTurn = new Map<string, number>()
+  private readonly ends = new Map<number, TurnEnd>()
+  private readonly waiters: { turn(): number | undefined; resolve(end: TurnEnd): void }[] = []
+  /** The first turn that starts after `nextTurn()` was called. */
+  private next: { armed: boolean; turn?: number } = { armed: false }
+
+  constructor(private readonly args: HeadlessArgs, private readonly out: (s: string) => void, private readonly err: (s: string) => void) {}
+
+  event(event: SessionEvent, view: unknown): void {
+    this.follow(event)
+    if (this.args.json) return this.out(eventLine(event))
+    const data = event.data as Record<string, Json>
+    if (event.type === 'tool/call') {
+      const name = data.name as string
+      const card = (view as { card?: CallCard } | null)?.card
+      this.err(progressLine(name, card ?? { card: 'generic', title: name, kind: 'other' }))
+    } else if (event.type === 'llm/retry') {
+      this.err(`… ${data.code as string}: retrying in ${data.delayMs as number} ms (attempt ${(data.attempt as number) + 1})`)
+    } else if (event.type === 'notice') {
+      this.err(`${data.level === 'error' ? 'error' : 'note'}: ${data.message as string}`)
+    }
+  }
+
+  /** Arms `nextTurnEnd`: the first turn that starts from now on. */
+  armNextTurn(): void {
+    this.next = { armed: true }
+  }
+
+  /** The end of the turn armed by `armNextTurn`. */
+  nextTurnEnd(): Promise<TurnEnd> {
+    return this.wait(() => this.next.turn)
+  }
+
+  /** The end of the turn that took `promptId`. */
+  promptEnd(promptId: string): Promise<TurnEnd> {
+    return this.wait(() => this.promptTurn.get(promptId))
+  }
+
+  private wait(turn: () => number | undefined): Promise<TurnEnd> {
+    return new Promise((resolve) => {
+      this.waiters.push({ turn, resolve })
+      this.settle()
+    })
+  }
+
+  private follow(event: SessionEvent): void {
+    const data = event.data as Record<string, unknown>
+    if (event.type === 'turn/start') {
+      const number = data.turn as number
+      this.current = { number, text: '' }
+      for (const id of (data.prompts as string[] | undefined) ?? []) this.promptTurn.set(id, number)
+      if (this.next.armed && this.next.turn === undefined) this.next.turn = number
+    } else if (event.type === 'assistant/message' && this.current) {
+      this.current.text = textOf(data.content as AssistantBlock[])
+    } else if (event.type === 'turn/end') {
+      const number = data.turn as number
+      const text = this.current?.number === number ? this.current.text : ''
+      this.ends.set(number, { reason: data.reason as TurnEndReason, ...(data.error ? { error: data.error as ErrorInfo } : {}), text })
+      this.settle()
+    }
+  }
+
+  private settle(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i]!
+      const turn = waiter.turn()
+      const end = turn === undefined ? undefined : this.ends.get(turn)
+      if (!end) continue
+      this.waiters.splice(i, 1)
+      waiter.resolve(end)
+    }
+  }
+}
+
+/** The headless client: answers nothing (approvals are denied with the reason, no question tool, no client tools). */
+function client(printer: Printer, onEvent: (sessionId: string, print: () => void) => void): HostClient {
+  return {
+    name: 'headless',
+    capabilities: { approvals: false, questions: false, tools: false },
+    notify(method, params) {
+      if (method !== 'session/event') return
+      const p = params as { sessionId: string; event: SessionEvent; view: unknown }
+      onEvent(p.sessionId, () => printer.event(p.event, p.view))
+    },
+    request: () => Promise.reject(new DshError('NOT_SUPPORTED', 'headless answers no requests')),
+  }
+}
+
+/**
+ * The headless surface, a thin adapter over `ctx.host`: one turn over a new or resumed
+ * session in the current directory. stderr: `session: <id>` first, then one line per tool
+ * call; stdout: the final answer (also the partial one of a turn cut at the token limit),
+ * or with --json every durable session event as NDJSON. Exit 0 only when the turn
+ * completed. A task that parses as `/name args` runs that slash command: its reply goes to
+ * stdout; an unknown command is `UNKNOWN_COMMAND: …` with exit 2 and creates no session;
+ * a failed one exits 1; a turn it started is awaited like a prompt's.
  */
 export async function runHeadless(ctx: Context): Promise<number> {
   const { launcher } = ctx
   const err = (line: string) => launcher.stderr.write(line + '\n')
+  const out = (text: string) => launcher.stdout.write(text.endsWith('\n') ? text : text + '\n')
   let args: HeadlessArgs
   try {
     args = parseHeadlessArgs(launcher.argv, launcher.env)
@@ -48,118 +141,111 @@ export async function runHeadless(ctx: Context): Promise<number> {
     err(formatError(new DshError('USAGE', 'no task given', { hint: 'dsh --profile headless "TASK"  (or "-" to read it from stdin)' })))
     return EXIT.usage
   }
-
-  // optional neighbours, not injected: slash commands and agent presets (rows that may
-  // still be starting when this surface does: wait for the whole tree before going without)
-  if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
-  const commands = ctx.get('commands') as CommandRegistry | undefined
-  const presets = ctx.get('presets') as PresetService | undefined
+  // optional rows (commands, presets) may still be starting when this surface does
+  await launcher.ready
   const command = parseCommand(task)
-  if (command && !commands) {
-    err(formatError(new DshError('USAGE', `"/${command.name}" is a slash command, but no command registry is mounted`, { hint: 'mount the @dsh/core/commands row' })))
-    return EXIT.usage
-  }
-
-  // Listening starts before the session is opened: what opening appends (repairs of a
-  // crash, migration notices, the permission preset) is reported too, after `session: <id>`.
-  let session: Session | undefined
-  const pending: [string, SessionEvent][] = []
-  const report = (event: SessionEvent) => {
-    if (args.json) return launcher.stdout.write(eventLine(event))
-    const data = event.data as Record<string, Json>
-    if (event.type === 'tool/call') {
-      const name = data.name as string
-      err(progressLine(name, presentCall(ctx.tools.get(name, session?.id), name, data.args ?? null)))
-    } else if (event.type === 'llm/retry') {
-      err(`… ${data.code as string}: retrying in ${data.delayMs as number} ms (attempt ${(data.attempt as number) + 1})`)
-    } else if (event.type === 'notice') {
-      err(`${data.level === 'error' ? 'error' : 'note'}: ${data.message as string}`)
+  if (command) {
+    const commands = ctx.get('commands') as CommandRegistry | undefined
+    if (!commands) {
+      err(formatError(new DshError('USAGE', `"/${command.name}" is a slash command, but no command registry is mounted`, { hint: 'mount the @dsh/core/commands row' })))
+      return EXIT.usage
+    }
+    if (!commands.get(command.name)) {
+      const names = commands.list().map((c) => `/${c.name}`).join(', ')
+      err(formatError(new DshError('UNKNOWN_COMMAND', `Unknown command /${command.name}. Available: ${names || '(none)'}`)))
+      return EXIT.usage
     }
   }
-  const disposeListener = ctx.on('session/event', (s: Session, event: SessionEvent) => {
-    if (session) {
-      if (s === session) report(event)
-    } else {
-      pending.push([s.id, event])
-    }
-  })
-  try {
-    const settings = ctx.settings.get()
-    const provider = args.provider ?? settings.provider
-    // Fail before any request (and before creating a session) when the key is missing;
-    // a slash command may need no model at all (a turn it starts fails on its own).
-    if (!command) ctx.llm.resolve(ctx.llm.defaults({ provider }).provider)
-    if (args.agent && !presets) throw new DshError('USAGE', '--agent needs the agent presets row (@dsh/core/presets)')
-    session = args.resume ? await ctx.sessions.open(args.resume) : await ctx.sessions.create({ cwd: launcher.cwd })
-    const mode = args.permissionMode ?? (args.resume ? undefined : settings.permissionMode)
-    if (mode) ctx.permission.set(session, mode)
-    else if (!session.last('permission/preset')) ctx.permission.set(session, ctx.permission.current(session).id)
-    if (args.agent) presets?.set(session, args.agent)
-    // an unsafe workspace (e.g. "/" under workspace-write) fails here, before any request
-    ctx.permission.policy(session)
-  } catch (error) {
-    disposeListener()
-    if (session) await session.close()
-    err(formatError(error))
-    return EXIT.failed
-  }
-  err(`session: ${session.id}`)
-  for (const [id, event] of pending.splice(0)) if (id === session.id) report(event)
 
-  const settings = ctx.settings.get()
-  // a resumed session keeps its logged model choice; the preset's tool set always applies
-  const fresh = !args.resume
-  const preset: AgentOptions = presets ? presets.agentOptions(presets.current(session)) : {}
-  const flags = { provider: args.provider, model: args.model, reasoningEffort: args.reasoningEffort }
-  const choice = fresh
-    ? startingModel(flags, preset, { provider: settings.provider, model: settings.model, reasoningEffort: effortOf(settings.reasoningEffort) })
-    : flags
-  // `create` drops undefined options, so the agents row's defaults stay
-  const agent = ctx.agents.create(session, { toolFilter: preset.toolFilter, ...choice, maxTokens: args.maxTokens })
+  // Events are printed only once `session: <id>` is out (what opening appended comes right after it).
+  let sessionId: string | undefined
+  const early: [string, () => void][] = []
+  const printer = new Printer(args, (s) => launcher.stdout.write(s), err)
+  const conn: HostConnection = ctx.host.connect(client(printer, (id, print) => {
+    if (sessionId === undefined) early.push([id, print])
+    else if (id === sessionId) print()
+  }))
   let interrupted = false
-  const stop = new AbortController()
   const disposeSignal = ctx.on('launcher/signal', () => {
     interrupted = true
-    stop.abort()
-    agent.cancel()
+    if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
     return true
   })
   try {
-    let outcome: TurnOutcome
-    if (command && commands) {
-      const result = await commands.execute(session, agent, task, stop.signal)
-      if (!result.known || result.error) {
-        err(result.reply ?? `the command /${result.name} failed`)
-        return result.known ? EXIT.failed : EXIT.usage
-      }
-      if (result.reply && !args.json) launcher.stdout.write(result.reply.endsWith('\n') ? result.reply : result.reply + '\n')
-      if (result.newSession) {
-        // `/clear`: a fresh session in the same workspace; its id is what to --resume next
-        const fresh = await ctx.sessions.create({ cwd: session.cwd })
-        ctx.permission.set(fresh, ctx.permission.current(session).id)
-        err(`new session: ${fresh.id}`)
-        await fresh.close()
-      }
-      if (!result.turn) return EXIT.completed
-      outcome = await result.turn
-    } else {
-      outcome = await agent.followup(task)
+    try {
+      sessionId = await openOrCreate(conn, args, launcher.cwd)
+    } catch (error) {
+      err(formatError(error))
+      return EXIT.failed
     }
+    err(`session: ${sessionId}`)
+    for (const [id, print] of early.splice(0)) if (id === sessionId) print()
+
+    let end: Promise<TurnEnd>
+    if (command) {
+      printer.armNextTurn()
+      let result
+      try {
+        result = await conn.call('session/command', { sessionId, line: task })
+      } catch (error) {
+        err(isDshError(error) ? `${error.code}: ${error.message}` : formatError(error))
+        return EXIT.failed
+      }
+      if (result.reply && !args.json) out(result.reply)
+      if (result.newSessionId) {
+        // `/clear`: the new session's id is what to --resume next
+        err(`new session: ${result.newSessionId}`)
+        await conn.call('session/close', { sessionId: result.newSessionId })
+      }
+      if (!result.startedTurn) return EXIT.completed
+      end = printer.nextTurnEnd()
+    } else {
+      const receipt = await conn.call('session/prompt', { sessionId, prompt: task })
+      end = printer.promptEnd(receipt.promptId)
+    }
+    const outcome = await end
     if (outcome.reason === 'completed') {
-      if (!args.json) launcher.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')
+      if (!args.json) out(outcome.text)
       return EXIT.completed
     }
     if (outcome.reason === 'aborted') {
       err('ABORTED: the turn was cancelled')
       return interrupted ? EXIT.interrupted : EXIT.failed
     }
+    // a turn cut at the token limit still shows what it wrote
+    if (outcome.reason === 'max-tokens' && outcome.text && !args.json) out(outcome.text)
     const error = outcome.error ?? { code: outcome.reason.toUpperCase().replace('-', '_'), message: `the turn ended: ${outcome.reason}` }
     err(`${error.code}: ${error.message}`)
     return EXIT.failed
   } finally {
-    disposeListener()
     disposeSignal()
-    ctx.agents.remove(session.id)
-    await session.close()
+    await conn.close()
   }
+}
+
+/** `--resume` opens (then applies the flags given as changes); otherwise a new session with the flags as explicit choices. */
+async function openOrCreate(conn: HostConnection, args: HeadlessArgs, cwd: string): Promise<string> {
+  const maxTokens = args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}
+  if (!args.resume) {
+    const { session } = await conn.call('session/create', {
+      workspace: cwd, ...maxTokens,
+      ...(args.provider ? { provider: args.provider } : {}), ...(args.model ? { model: args.model } : {}),
+      ...(args.reasoningEffort ? { reasoningEffort: args.reasoningEffort } : {}),
+      ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}), ...(args.agent ? { agentPreset: args.agent } : {}),
+    })
+    return session.id
+  }
+  const sessionId = args.resume
+  await conn.call('session/open', { sessionId, ...maxTokens })
+  if (args.permissionMode) await conn.call('session/set_mode', { sessionId, permissionMode: args.permissionMode })
+  if (args.agent) await conn.call('session/set_preset', { sessionId, agentPreset: args.agent })
+  if (args.provider || args.model) {
+    await conn.call('session/set_model', {
+      sessionId, ...(args.provider ? { provider: args.provider } : {}), ...(args.model ? { model: args.model } : {}),
+      ...(args.reasoningEffort ? { reasoningEffort: args.reasoningEffort } : {}),
+    })
+  } else if (args.reasoningEffort) {
+    await conn.call('session/set_effort', { sessionId, reasoningEffort: args.reasoningEffort })
+  }
+  return sessionId
 }

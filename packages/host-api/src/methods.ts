@@ -120,7 +120,7 @@ export const METHODS = {
   'session/cancel': def('Cancels the running turn (request aborted, running tools killed, every started call given a result) and drops prompts queued before it.',
     OfSession, z.object({ cancelled: z.boolean().describe('false when nothing ran') })),
   'session/set_model': def('The model for the next request; a model travels only with its provider.',
-    z.strictObject({ sessionId: SessionId, provider: z.string().min(1).optional(), model: z.string().min(1), reasoningEffort: ReasoningEffort.nullable().optional() }),
+    z.strictObject({ sessionId: SessionId, provider: z.string().min(1).optional(), model: z.string().min(1).optional().describe('default: the provider\'s default model (when the provider changes), else the current one'), reasoningEffort: ReasoningEffort.nullable().optional() }),
     z.object({ config: SessionConfig })),
   'session/set_effort': def('The reasoning effort for the next request (null: the model\'s default).',
     z.strictObject({ sessionId: SessionId, reasoningEffort: ReasoningEffort.nullable() }), z.object({ config: SessionConfig })),

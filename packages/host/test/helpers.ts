@@ -6,6 +6,8 @@ import type { ClientRequestName, MethodName, ParamsOf, ResultOf } from '@dsh/hos
 import * as hostPlugin from '@dsh/host/host'
 import type { ClientCapabilities, HostClient, HostConnection } from '@dsh/host'
 import type { SessionEvent } from '@dsh/protocol'
+import { defineTool, type ToolDefinition } from '@dsh/core'
+import { z } from 'zod'
 import type { MockModel } from '@dsh/testkit'
 import { buildTree, tempDir, until, type PluginEntry } from '@dsh/testkit/tree'
 import { join } from 'node:path'
@@ -49,10 +51,10 @@ export class TestClient implements HostClient {
 export interface HostTree { root: Context; home: string; workspace: string; connect(client?: TestClient): { conn: HostConnection; client: TestClient } }
 
 /** The real tree (testkit's) plus settings, commands, presets, extra plugins and the host. */
-export async function hostTree(model: MockModel, options: { plugins?: readonly PluginEntry[]; store?: 'memory' | { dir: string } } = {}): Promise<HostTree> {
+export async function hostTree(model: MockModel, options: { plugins?: readonly PluginEntry[]; store?: 'memory' | { dir: string }; tools?: readonly ToolDefinition<any, any>[] } = {}): Promise<HostTree> {
   const home = tempDir('dsh-home-')
   const { root } = await buildTree(model, {
-    agent: false, ...(options.store ? { store: options.store } : {}),
+    agent: false, ...(options.store ? { store: options.store } : {}), ...(options.tools ? { tools: options.tools } : {}),
     plugins: [
       [settingsPlugin, { file: join(home, 'settings.yaml') }], [commandsPlugin], [presetsPlugin, { dir: join(home, 'presets') }],
       ...options.plugins ?? [], [hostPlugin],
@@ -77,3 +79,12 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code: stri
   }
   throw new Error('expected a rejection')
 }
+
+/** A tool that asks for approval and returns the outcome as its text. */
+export const askTool = defineTool({
+  name: 'ask_me', description: 'asks', parameters: z.object({ what: z.string() }),
+  async execute(args: { what: string }, call) {
+    return call.requestApproval({ kind: 'tool', title: `may I ${args.what}?`, rawInput: args })
+  },
+  output: { render: (outcome: string) => `outcome: ${outcome}` },
+})

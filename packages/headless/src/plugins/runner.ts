@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { runHeadless } from '../runner.js'
 
 export const name = 'headless'
-export const inject = ['launcher', 'sessions', 'agents', 'llm', 'tools', 'permission', 'settings']
+export const inject = ['launcher', 'host']
 export const Config = z.object({}).default({})
 
 /** Claims the process, runs one task, exits with its code. */

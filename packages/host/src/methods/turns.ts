@@ -37,9 +37,11 @@ export async function cancel(h: HostCore, conn: Conn, p: In<'session/cancel'>): 
 export async function setModel(h: HostCore, conn: Conn, p: In<'session/set_model'>): Promise<Out<'session/set_model'>> {
   const hosted = await h.owned(conn, p.sessionId)
   // a model travels with its provider: without one, it is the current provider's
-  const provider = p.provider ?? hosted.agent.modelConfig().provider
-  h.ctx.llm.provider(provider)
-  hosted.agent.setModel({ provider, model: p.model, ...(p.reasoningEffort ? { reasoningEffort: p.reasoningEffort } : {}) })
+  const current = hosted.agent.modelConfig()
+  const provider = p.provider ?? current.provider
+  const info = h.ctx.llm.provider(provider)
+  const model = p.model ?? (provider === current.provider ? current.model : info.defaultModel)
+  hosted.agent.setModel({ provider, model, ...(p.reasoningEffort ? { reasoningEffort: p.reasoningEffort } : {}) })
   if (p.reasoningEffort === null) setEffortOption(hosted, undefined)
   return { config: h.config(hosted) }
 }

@@ -1,0 +1,54 @@
+import * as fsPlugin from '@dsh/exec/fs'
+import * as sandboxPlugin from '@dsh/exec/sandbox'
+import * as shellPlugin from '@dsh/exec/shell'
+import * as subprocessPlugin from '@dsh/exec/subprocess'
+import { viewOf, viewsOf } from '@dsh/host'
+import * as bashPlugin from '@dsh/tools-builtin/bash'
+import * as filesPlugin from '@dsh/tools-builtin/files'
+import * as searchPlugin from '@dsh/tools-builtin/search'
+import * as todoPlugin from '@dsh/tools-builtin/todo'
+import { tempDir, useMockModel } from '@dsh/testkit/tree'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { hostTree } from './helpers.js'
+
+const model = useMockModel()
+
+describe('views', () => {
+  it('a session with every card kind gives identical views live, in history pages and replayed from the stored log', async () => {
+    const t = await hostTree(model(), {
+      store: { dir: tempDir('dsh-store-') },
+      plugins: [[subprocessPlugin, {}], [sandboxPlugin, {}], [fsPlugin, {}], [shellPlugin, {}], [bashPlugin, {}], [filesPlugin, {}], [searchPlugin, {}], [todoPlugin, {}]],
+    })
+    writeFileSync(join(t.workspace, 'notes.txt'), 'alpha\nbeta\n')
+    model().setScript([
+      { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi; exit 2' } }] },
+      { toolCalls: [{ name: 'write', arguments: { path: 'new.txt', content: 'fresh\n' } }] },
+      { toolCalls: [{ name: 'read', arguments: { path: 'notes.txt' } }] },
+      { toolCalls: [{ name: 'grep', arguments: { pattern: 'beta' } }] },
+      { toolCalls: [{ name: 'todo_write', arguments: { todos: [{ content: 'x', status: 'pending' }] } }] },
+      { toolCalls: [{ name: 'no_such_tool', arguments: {} }] },
+      { text: 'all cards shown' },
+    ])
+    const { conn, client } = t.connect()
+    const { session } = await conn.call('session/create', { workspace: t.workspace, permissionMode: 'danger-full-access' })
+    await conn.call('session/prompt', { sessionId: session.id, prompt: 'show every card' })
+    expect((await client.turnEnd(session.id)).data).toMatchObject({ reason: 'completed' })
+    const live = client.events.filter((e) => e.sessionId === session.id)
+    const cards = live.flatMap((e) => (e.view ? [(e.view as { kind: string; card: { card: string } }).kind + ':' + (e.view as { card: { card: string } }).card.card] : []))
+    for (const kind of ['terminal', 'diff', 'read', 'search', 'generic']) expect(cards).toContain(`tool-result:${kind}`)
+    expect(cards).toContain('tool-call:terminal')
+    // replay: the same views from a fresh read of the stored log
+    await conn.call('session/close', { sessionId: session.id })
+    const stored = await t.root.sessions.read(session.id)
+    expect(viewsOf(stored.events, (name) => t.root.tools.get(name))).toEqual(live.map((e) => e.view))
+    expect(stored.events.slice(0, live.length)).toEqual(live.map((e) => e.event))
+    // history pages of the stored session carry the same views
+    const page = await conn.call('session/history', { sessionId: session.id, afterSeq: 4, limit: 10 })
+    expect(page.items.map((i) => i.view)).toEqual(live.slice(5, 15).map((e) => e.view))
+    expect(page.hasMore).toBe(true)
+    // viewOf is pure: events other than calls and results have no view
+    expect(viewOf(stored.events[0]!, { tool: () => undefined, argsOf: () => null })).toBeNull()
+  })
+})
