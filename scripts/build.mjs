@@ -32,4 +32,9 @@ await Promise.all(dirs.map(async (pkg) => {
   const bin = join(pkg, 'dist', 'bin')
   if (existsSync(bin)) for (const f of readdirSync(bin)) if (f.endsWith('.js')) chmodSync(join(bin, f), 0o755)
 }))
+// A package with its own build step (e.g. the web UI bundle) runs it after the transpile.
+for (const pkg of dirs) {
+  const own = join(pkg, 'build.mjs')
+  if (existsSync(own)) await (await import(own)).default()
+}
 console.log(`built ${files} files in ${Date.now() - started} ms`)

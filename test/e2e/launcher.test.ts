@@ -128,11 +128,12 @@ describe('dsh launcher', () => {
     expect(await dsh(['--profile', 'quiet'], env)).toEqual({ code: 0, signal: null, stdout: '', stderr: '' })
   })
 
-  it('dsh web says the web surface is not part of this build and exits non-zero', async () => {
+  it('dsh web with a bad flag names it and exits 2 without listening', async () => {
     const { env } = tempHome()
-    const run = await dsh(['web'], env)
-    expect(run.code).toBe(1)
-    expect(run.stderr).toContain('row web (@dsh/web/server): MODULE_NOT_FOUND: cannot find package @dsh/web (hint: @dsh/web is not part of this build of dsh)')
+    const run = await dsh(['web', '--port', 'eighty'], env)
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('USAGE: --port needs a number from 0 to 65535, got "eighty"')
     expect(run.stderr).not.toMatch(STACK)
   })
 

@@ -5,7 +5,7 @@
  * (`ctx.launcher.argv`). `--` ends the launcher's flags explicitly.
  */
 export type Args =
-  | { type: 'help' }
+  | { type: 'help'; topic?: 'web' }
   | { type: 'version' }
   | { type: 'error'; code: string; message: string; hint?: string }
   | { type: 'run'; profile?: string; patches: string[]; dump?: 'config' | 'default'; argv: string[] }
@@ -25,7 +25,7 @@ export function parseArgs(tokens: readonly string[]): Args {
     const token = tokens[i]!
     const [flag, inline] = splitFlag(token)
     switch (flag) {
-      case '--help': case '-h': return { type: 'help' }
+      case '--help': case '-h': return viaWeb ? { type: 'help', topic: 'web' } : { type: 'help' }
       case '--version': case '-v': return { type: 'version' }
       case '--profile': {
         const value = inline ?? tokens[++i]

@@ -6,6 +6,7 @@ describe('parseArgs', () => {
     [[], { type: 'run', patches: [], argv: [] }],
     [['--help'], { type: 'help' }],
     [['-h'], { type: 'help' }],
+    [['web', '--help'], { type: 'help', topic: 'web' }],
     [['--version'], { type: 'version' }],
     [['--profile', 'acp', '--patch', 'a.yml', '--patch=b.yml', 'task', '--help'], { type: 'run', profile: 'acp', patches: ['a.yml', 'b.yml'], argv: ['task', '--help'] }],
     [['--profile=headless', '--model', 'x', 'do it'], { type: 'run', profile: 'headless', patches: [], argv: ['--model', 'x', 'do it'] }],

@@ -6,7 +6,8 @@ import { HELP } from '../help.js'
 const args = parseArgs(process.argv.slice(2))
 switch (args.type) {
   case 'help':
-    process.stdout.write(HELP)
+    // `dsh web --help` answers from the web package without booting the tree
+    process.stdout.write(args.topic === 'web' ? (await import('@dsh/web')).WEB_HELP : HELP)
     break
   case 'version': {
     const { cliVersion } = await import('../env.js')

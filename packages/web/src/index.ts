@@ -1,0 +1,8 @@
+export { parseWebArgs, WEB_HELP, DEFAULT_PORT } from './args.js'
+export type { WebArgs, ParsedWebArgs } from './args.js'
+export { createGateway } from './gateway.js'
+export type { Gateway, GatewayOptions } from './gateway.js'
+export { WebHub } from './hub.js'
+export { checkSite, cookieName, newToken, tokenMatches, SECURITY_HEADERS } from './fence.js'
+export { startWebServer } from './server.js'
+export type { WebServer, WebServerOptions } from './server.js'
