@@ -5,6 +5,7 @@ import type { AcpConnection } from './connection.js'
 import { browserLogin } from './browser-login.js'
 import { authRequired, invalidParams } from './errors.js'
 import { defaultProvider } from './defaults.js'
+import { quote } from './quote.js'
 
 /**
  * Authentication. Keys never cross ACP except the `api-key` method's own `_meta`, and
@@ -76,7 +77,7 @@ function knownProvider(b: AcpConnection, provider: unknown): string {
 export async function authenticate(b: AcpConnection, p: acp.AuthenticateRequest, request: { requestId: acp.JsonRpcId; signal: AbortSignal }): Promise<acp.AuthenticateResponse> {
   const meta = (p._meta ?? {}) as Record<string, unknown>
   const advertised = authMethods(b)
-  if (!advertised.some((m) => m.id === p.methodId)) throw invalidParams(`unknown auth method ${JSON.stringify(p.methodId)} (offered: ${advertised.map((m) => m.id).join(', ')})`)
+  if (!advertised.some((m) => m.id === p.methodId)) throw invalidParams(`unknown auth method ${quote(p.methodId)} (offered: ${advertised.map((m) => m.id).join(', ')})`)
   switch (p.methodId) {
     case 'api-key': {
       const given = (meta['api-key'] ?? {}) as { apiKey?: unknown; provider?: unknown }
@@ -103,7 +104,7 @@ export async function authenticate(b: AcpConnection, p: acp.AuthenticateRequest,
       gateway(b, meta.gateway)
       return {}
   }
-  throw invalidParams(`unknown auth method ${JSON.stringify(p.methodId)}`)
+  throw invalidParams(`unknown auth method ${quote(p.methodId)}`)
 }
 
 /** Registers the client's gateway as a provider for this connection and stores its key. */

@@ -15,17 +15,18 @@ import { replayUpdates, titleOf } from './history.js'
 import { TurnQueue } from './queue.js'
 import type { SessionState } from './state.js'
 import { SessionProjector } from './translate.js'
+import { quote } from './quote.js'
 
 /** An absolute, existing directory, or -32602 naming the field. */
 function directory(path: string, field: string): string {
-  if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${JSON.stringify(path)}`)
+  if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${quote(path)}`)
   let isDir = false
   try {
     isDir = statSync(path).isDirectory()
   } catch {
     // reported below
   }
-  if (!isDir) throw invalidParams(`${field} ${JSON.stringify(path)} is not an existing directory`)
+  if (!isDir) throw invalidParams(`${field} ${quote(path)} is not an existing directory`)
   return path
 }
 
@@ -67,7 +68,7 @@ function mcpSpecs(servers: readonly acp.McpServer[] | undefined): McpSpec[] {
     const pairs = (list: readonly { name: string; value: string }[]) => Object.fromEntries(list.map((e) => [e.name, e.value]))
     if ('type' in server && server.type === 'http') return { name: server.name, spec: { type: 'http', url: server.url, headers: pairs(server.headers) } }
     if ('command' in server) return { name: server.name, spec: { type: 'stdio', command: server.command, args: server.args, env: pairs(server.env) } }
-    throw invalidParams(`mcpServers[${i}] (${server.name}): transport ${JSON.stringify((server as { type?: string }).type)} is not supported (stdio and http are)`)
+    throw invalidParams(`mcpServers[${i}] (${quote(server.name)}): transport ${quote((server as { type?: string }).type)} is not supported (stdio and http are)`)
   })
 }
 
@@ -221,12 +222,12 @@ async function shutDown(b: AcpConnection, state: SessionState, waitMs: number | 
 function readCursor(cursor: string | null | undefined): number {
   if (!cursor) return 0
   const offset = Number(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${JSON.stringify(cursor)} is not one this agent returned`)
+  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${quote(cursor)} is not one this agent returned`)
   return offset
 }
 
 export async function listSessions(b: AcpConnection, p: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
-  if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${JSON.stringify(p.cwd)}`)
+  if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${quote(p.cwd)}`)
   const all = await b.ctx.sessions.list(p.cwd ? { cwd: p.cwd } : undefined)
   const offset = readCursor(p.cursor)
   const page = all.slice(offset, offset + b.options.pageSize)
@@ -268,7 +269,7 @@ export function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionR
   const state = requireState(b, p.sessionId)
   state.quiet = false
   const value = p.value
-  if (typeof value !== 'string') throw invalidParams(`config option ${JSON.stringify(p.configId)} takes a string value`)
+  if (typeof value !== 'string') throw invalidParams(`config option ${quote(p.configId)} takes a string value`)
   const { agent, session } = state
   switch (p.configId) {
     case MODE_CONFIG_ID:
@@ -276,12 +277,12 @@ export function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionR
       break
     case MODEL_CONFIG_ID: {
       const selected = parseModelValue(b.ctx.llm.listProviders(), value)
-      if (!selected) throw invalidParams(`unknown model ${JSON.stringify(value)}`)
+      if (!selected) throw invalidParams(`unknown model ${quote(value)}`)
       agent.setModel(selected)
       break
     }
     case EFFORT_CONFIG_ID: {
-      if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${JSON.stringify(value)} (one of ${EFFORT_VALUES.join(', ')})`)
+      if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${quote(value)} (one of ${EFFORT_VALUES.join(', ')})`)
       const { provider, model } = agent.modelConfig()
       if (value === 'default') {
         // setModel keeps the previous effort; log a selection without one
@@ -306,7 +307,7 @@ export function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionR
       break
     }
     default:
-      throw invalidParams(`unknown config option ${JSON.stringify(p.configId)}`)
+      throw invalidParams(`unknown config option ${quote(p.configId)}`)
   }
   return { configOptions: configOptionsOf(b, state) }
 }
