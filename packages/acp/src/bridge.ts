@@ -86,7 +86,7 @@ export class Bridge implements AcpConnection {
   private arrived(frame: acp.AnyMessage): void {
     const cancelled = this.epochs.observe(frame)
     if (cancelled === undefined) return
-    this.debug(`<- session/cancel ${cancelled}`)
+    this.debug(`<- session/cancel ${cancelled.slice(0, 80)}`)
     try {
       cancel(this, cancelled)
     } catch (error) {
