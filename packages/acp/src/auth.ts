@@ -1,10 +1,11 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { envVarFor } from '@dsh/core'
 import { isDshError, type GenerateRequest, type ProviderEndpoint, type StreamChunk } from '@dsh/protocol'
-import type { Bridge } from './bridge.js'
+import type { AcpConnection } from './connection.js'
 import { browserLogin } from './browser-login.js'
 import { authRequired, invalidParams } from './errors.js'
-import { agentOptions } from './sessions.js'
+import { defaultProvider } from './defaults.js'
+import { quote } from './quote.js'
 
 /**
  * Authentication. Keys never cross ACP except the `api-key` method's own `_meta`, and
@@ -16,7 +17,7 @@ import { agentOptions } from './sessions.js'
  * - `gateway` (client declared `auth._meta.gateway === true`): an OpenAI-compatible endpoint
  *   `_meta.gateway {baseUrl, headers?, apiKey?, providerName?, model?}` for this connection.
  */
-export function authMethods(b: Bridge): acp.AuthMethod[] {
+export function authMethods(b: AcpConnection): acp.AuthMethod[] {
   const caps = b.caps
   const provider = defaultProvider(b)
   const methods: acp.AuthMethod[] = [{
@@ -36,13 +37,8 @@ export function authMethods(b: Bridge): acp.AuthMethod[] {
   return methods
 }
 
-/** The provider a new session of this connection uses. */
-export function defaultProvider(b: Bridge): string {
-  return b.ctx.llm.defaults({ provider: agentOptions(b, undefined, true).provider }).provider
-}
-
 /** NO_CREDENTIALS → -32000 with the auth methods (after re-reading the credential file once). */
-export function requireCredentials(b: Bridge, provider: string): void {
+export function requireCredentials(b: AcpConnection, provider: string): void {
   try {
     b.ctx.llm.resolve(provider)
     return
@@ -58,7 +54,7 @@ export function requireCredentials(b: Bridge, provider: string): void {
   }
 }
 
-function hasKey(b: Bridge, provider: string): boolean {
+function hasKey(b: AcpConnection, provider: string): boolean {
   try {
     requireCredentials(b, provider)
     return true
@@ -69,7 +65,7 @@ function hasKey(b: Bridge, provider: string): boolean {
 
 const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
-function knownProvider(b: Bridge, provider: unknown): string {
+function knownProvider(b: AcpConnection, provider: unknown): string {
   if (typeof provider !== 'string' || !provider) throw invalidParams('provider must be a non-empty string')
   try {
     return b.ctx.llm.provider(provider).id
@@ -78,10 +74,10 @@ function knownProvider(b: Bridge, provider: unknown): string {
   }
 }
 
-export async function authenticate(b: Bridge, p: acp.AuthenticateRequest, request: { requestId: acp.JsonRpcId; signal: AbortSignal }): Promise<acp.AuthenticateResponse> {
+export async function authenticate(b: AcpConnection, p: acp.AuthenticateRequest, request: { requestId: acp.JsonRpcId; signal: AbortSignal }): Promise<acp.AuthenticateResponse> {
   const meta = (p._meta ?? {}) as Record<string, unknown>
   const advertised = authMethods(b)
-  if (!advertised.some((m) => m.id === p.methodId)) throw invalidParams(`unknown auth method ${JSON.stringify(p.methodId)} (offered: ${advertised.map((m) => m.id).join(', ')})`)
+  if (!advertised.some((m) => m.id === p.methodId)) throw invalidParams(`unknown auth method ${quote(p.methodId)} (offered: ${advertised.map((m) => m.id).join(', ')})`)
   switch (p.methodId) {
     case 'api-key': {
       const given = (meta['api-key'] ?? {}) as { apiKey?: unknown; provider?: unknown }
@@ -108,11 +104,11 @@ export async function authenticate(b: Bridge, p: acp.AuthenticateRequest, reques
       gateway(b, meta.gateway)
       return {}
   }
-  throw invalidParams(`unknown auth method ${JSON.stringify(p.methodId)}`)
+  throw invalidParams(`unknown auth method ${quote(p.methodId)}`)
 }
 
 /** Registers the client's gateway as a provider for this connection and stores its key. */
-function gateway(b: Bridge, raw: unknown): void {
+function gateway(b: AcpConnection, raw: unknown): void {
   const g = (raw ?? {}) as { baseUrl?: unknown; headers?: unknown; apiKey?: unknown; providerName?: unknown; model?: unknown }
   let url: URL
   try {
@@ -151,7 +147,7 @@ function gateway(b: Bridge, raw: unknown): void {
 }
 
 /** `logout`: forgets one provider's stored key (`_meta.provider`, default: this connection's provider). */
-export function logout(b: Bridge, p: acp.LogoutRequest): acp.LogoutResponse {
+export function logout(b: AcpConnection, p: acp.LogoutRequest): acp.LogoutResponse {
   const provider = (p._meta as { provider?: unknown } | null | undefined)?.provider ?? defaultProvider(b)
   if (typeof provider !== 'string' || !provider) throw invalidParams('_meta.provider must be a non-empty string')
   b.ctx.credentials.remove(provider)

@@ -1,32 +1,17 @@
 import * as acp from '@agentclientprotocol/sdk/unstable'
 import type { Context } from '@deepseek-ai/cordis'
 import { presentCall, presentResult, type Agent, type Session, type ToolInvocation, type ToolOutcome, type ToolProgress, type TurnOutcome } from '@dsh/core'
-import type { ApprovalOutcome, ApprovalRequest, Json, SessionEvent, Usage } from '@dsh/protocol'
-import type { AcpDefaults } from './args.js'
+import type { Json, SessionEvent, Usage } from '@dsh/protocol'
 import { authMethods, authenticate, logout } from './auth.js'
+import { CancelEpochs } from './cancels.js'
+import type { AcpConnection, ConnectionOptions, SessionOwners } from './connection.js'
 import { toRequestError } from './errors.js'
-import { askPermission } from './permission.js'
 import { closeSession, configOptionsOf, forkSession, listSessions, newSession, openSession, setConfigOption, setMode } from './sessions.js'
 import { turnOpen, type SessionState } from './state.js'
+import { parseSteering, STEERING_METHOD, type SteeringParams } from './steering.js'
+import { SessionTable } from './table.js'
 import { cancel, prompt, steer } from './turn.js'
 import type { Presenter } from './translate.js'
-
-export interface BridgeOptions {
-  /** Session defaults of this process (flags and DSH_* env). */
-  defaults: AcpDefaults
-  /** `session/list` page size. */
-  pageSize: number
-  /** The dsh version reported in `initialize`. */
-  version: string
-  /** Frame-level diagnostics (DSH_ACP_DEBUG=1); never stdout. */
-  debug?: ((line: string) => void) | undefined
-}
-
-/** What a bridge needs from its server: one owner per session id across connections. */
-export interface BridgeHost {
-  claim(sessionId: string, bridge: Bridge): void
-  release(sessionId: string, bridge: Bridge): void
-}
 
 /** How long closing a connection waits for running turns to stop (then the host's teardown kills the rest). */
 const CLOSE_WAIT_MS = 800
@@ -35,17 +20,16 @@ const CLOSE_WAIT_MS = 800
 const OUTPUT_FLUSH_MS = 40
 
 /**
- * One ACP connection: the SDK agent app over a stream, the sessions it opened, and the
- * projection of their session events to `session/update`. Every outgoing notification
- * goes through one ordered outbox, so a prompt's reply (sent after `flush()`) follows
- * every update of its turn.
+ * One ACP connection, composed: the SDK agent app over a stream (its readable tapped so
+ * cancels apply in arrival order), the session table, the per-session turn queues
+ * (in each SessionState), and the projection of session events to `session/update`.
+ * Every outgoing notification goes through one ordered outbox, so a prompt's reply (sent
+ * after `flush()`) follows every update of its turn. The request handlers see this
+ * object only through `AcpConnection`; only the server imports this module.
  */
-export class Bridge {
-  readonly states = new Map<string, SessionState>()
-  /** Stored sessions being opened (shared by concurrent requests). */
-  readonly opening = new Map<string, Promise<SessionState>>()
-  /** session/cancel count per session id: a prompt that arrived before a cancel answers `cancelled`. */
-  readonly epochs = new Map<string, number>()
+export class Bridge implements AcpConnection {
+  readonly sessions = new SessionTable()
+  readonly epochs = new CancelEpochs()
   caps: acp.ClientCapabilities = {}
   /** Set by `gateway` authentication: the provider new sessions use on this connection. */
   providerOverride: string | undefined
@@ -55,7 +39,7 @@ export class Bridge {
   private readonly disposers: (() => void)[] = []
   private closing: Promise<void> | undefined
 
-  constructor(readonly ctx: Context, readonly host: BridgeHost, readonly options: BridgeOptions) {
+  constructor(readonly ctx: Context, readonly owners: SessionOwners, readonly options: ConnectionOptions) {
     this.presenter = {
       call: (name, args) => presentCall(ctx.tools.get(name), name, args),
       result: (name, args, result) => presentResult(ctx.tools.get(name), args, result),
@@ -81,20 +65,33 @@ export class Bridge {
       ctx.on('session/event', (session: Session, event: SessionEvent) => this.onEvent(session, event)),
       ctx.on('agent/tool-progress', (agent: Agent, callId: string, update: ToolProgress) => this.onProgress(agent, callId, update)),
       ctx.on('agent/turn-end', (agent: Agent, outcome: TurnOutcome) => {
-        const state = this.states.get(agent.session.id)
+        const state = this.sessions.get(agent.session.id)
         if (state?.agent === agent) state.lastOutcome = outcome
       }),
       ctx.on('tools/execute', async (call: ToolInvocation, next: () => Promise<ToolOutcome>) => {
-        const state = this.states.get(call.sessionId)
-        if (state && turnOpen(state)) for (const update of state.live.started(call.callId)) this.send(state.id, update)
+        const state = this.sessions.get(call.sessionId)
+        if (state && turnOpen(state)) for (const update of state.live.started(call.callId)) this.sendTurn(state, update)
         return next()
       }),
-      ctx.on('commands/changed', () => { for (const state of this.states.values()) this.sendCommands(state) }),
+      ctx.on('commands/changed', () => { for (const state of this.sessions.values()) this.sendCommands(state) }),
     )
     const app = this.buildApp()
-    this.connection = app.connect(stream)
+    const arrivals = new TransformStream<acp.AnyMessage, acp.AnyMessage>({ transform: (frame, out) => { this.arrived(frame); out.enqueue(frame) } })
+    this.connection = app.connect({ readable: stream.readable.pipeThrough(arrivals), writable: stream.writable })
     void this.connection.closed.then(() => this.close())
     return this.connection
+  }
+
+  /** Every incoming frame, in read order, before any handler sees it: cancels apply here. */
+  private arrived(frame: acp.AnyMessage): void {
+    const cancelled = this.epochs.observe(frame)
+    if (cancelled === undefined) return
+    this.debug(`<- session/cancel ${cancelled.slice(0, 80)}`)
+    try {
+      cancel(this, cancelled)
+    } catch (error) {
+      this.debug(`session/cancel failed: ${error instanceof Error ? error.message : String(error)}`)
+    }
   }
 
   private buildApp(): acp.AgentApp {
@@ -123,12 +120,10 @@ export class Bridge {
       .onRequest(m.session.fork, handle(m.session.fork, (p: acp.ForkSessionRequest) => forkSession(this, p)))
       .onRequest(m.session.setMode, handle(m.session.setMode, (p: acp.SetSessionModeRequest) => setMode(this, p)))
       .onRequest(m.session.setConfigOption, handle(m.session.setConfigOption, (p: acp.SetSessionConfigOptionRequest) => setConfigOption(this, p)))
-      .onRequest(m.session.prompt, handle(m.session.prompt, (p: acp.PromptRequest) => prompt(this, p)))
+      .onRequest(m.session.prompt, handle(m.session.prompt, (p: acp.PromptRequest, r) => prompt(this, p, r.requestId)))
       .onRequest(STEERING_METHOD, parseSteering, handle(STEERING_METHOD, (p: SteeringParams) => steer(this, p)))
-      .onNotification(m.session.cancel, (c) => {
-        this.debug(`<- session/cancel ${c.params.sessionId}`)
-        cancel(this, c.params.sessionId)
-      })
+      // applied on arrival (see `arrived`): the SDK may run this after a later frame's handler
+      .onNotification(m.session.cancel, () => undefined)
   }
 
   private initialize(params: acp.InitializeRequest): acp.InitializeResponse {
@@ -186,13 +181,19 @@ export class Bridge {
     this.send(state.id, { sessionUpdate: 'available_commands_update', availableCommands: list })
   }
 
-  /** Permission requests of this connection's sessions (routed here by the server). */
-  answer(state: SessionState, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
-    return askPermission(this, state, request, signal)
+  /** A turn update: keeps the token's record of shown, started and finished calls. */
+  private sendTurn(state: SessionState, update: acp.SessionUpdate): void {
+    const token = state.turn
+    if (token && update.sessionUpdate === 'tool_call') token.unfinished.add(update.toolCallId)
+    if (token && update.sessionUpdate === 'tool_call_update') {
+      if (update.status === 'in_progress') token.started.add(update.toolCallId)
+      if (update.status === 'completed' || update.status === 'failed') token.unfinished.delete(update.toolCallId)
+    }
+    this.send(state.id, update)
   }
 
   private onEvent(session: Session, event: SessionEvent): void {
-    const state = this.states.get(session.id)
+    const state = this.sessions.get(session.id)
     if (!state || state.session !== session) return
     if (event.type === 'tool/result') this.flushOutput(state, (event.data as { callId: string }).callId)
     const updates = state.live.push(event)
@@ -219,7 +220,7 @@ export class Bridge {
         if (open && data.usage) this.sendUsage(state, data.usage as unknown as Usage)
         return
     }
-    if (open) for (const update of updates) this.send(state.id, update)
+    if (open) for (const update of updates) this.sendTurn(state, update)
   }
 
   sendConfig(state: SessionState): void {
@@ -248,7 +249,7 @@ export class Bridge {
   }
 
   private onProgress(agent: Agent, callId: string, update: ToolProgress): void {
-    const state = this.states.get(agent.session.id)
+    const state = this.sessions.get(agent.session.id)
     if (!state || state.agent !== agent || update.type !== 'output') return
     state.pendingOutput.set(callId, (state.pendingOutput.get(callId) ?? '') + update.data)
     state.outputTimer ??= setTimeout(() => {
@@ -265,7 +266,7 @@ export class Bridge {
       if (data === undefined) continue
       state.pendingOutput.delete(id)
       const updates = state.live.progress(id, data)
-      if (turnOpen(state)) for (const update of updates) this.send(state.id, update)
+      if (turnOpen(state)) for (const update of updates) this.sendTurn(state, update)
     }
     if (!state.pendingOutput.size && state.outputTimer) {
       clearTimeout(state.outputTimer)
@@ -278,20 +279,8 @@ export class Bridge {
     this.closing ??= (async () => {
       for (const dispose of this.disposers.splice(0)) dispose()
       this.connection?.close()
-      await Promise.allSettled([...this.states.values()].map((state) => closeSession(this, { sessionId: state.id }, CLOSE_WAIT_MS)))
+      await Promise.allSettled(this.sessions.values().map((state) => closeSession(this, { sessionId: state.id }, CLOSE_WAIT_MS)))
     })()
     return this.closing
   }
-}
-
-export const STEERING_METHOD = '_session/steering'
-
-export interface SteeringParams { sessionId: string; prompt: acp.ContentBlock[]; _meta?: Record<string, unknown> | null }
-
-function parseSteering(params: unknown): SteeringParams {
-  const p = params as Partial<SteeringParams> | null
-  if (!p || typeof p !== 'object' || typeof p.sessionId !== 'string' || !Array.isArray(p.prompt)) {
-    throw new acp.RequestError(-32602, 'Invalid params: _session/steering needs {sessionId: string, prompt: ContentBlock[]}')
-  }
-  return { sessionId: p.sessionId, prompt: p.prompt, ...(p._meta ? { _meta: p._meta } : {}) }
 }

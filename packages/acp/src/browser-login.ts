@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import type { Bridge } from './bridge.js'
+import type { AcpConnection } from './connection.js'
 import { authRequired } from './errors.js'
 
 /** How long the login page waits for the key. */
@@ -53,7 +53,7 @@ function keyFrom(body: string, type: string | undefined): string {
  * received a key and stored it. The key travels browser → this process only. A declined
  * or cancelled elicitation, a timeout or a cancelled request fails with auth_required.
  */
-export async function browserLogin(b: Bridge, provider: string, requestId: acp.JsonRpcId, signal: AbortSignal, methods: readonly acp.AuthMethod[]): Promise<void> {
+export async function browserLogin(b: AcpConnection, provider: string, requestId: acp.JsonRpcId, signal: AbortSignal, methods: readonly acp.AuthMethod[]): Promise<void> {
   const token = randomBytes(32).toString('base64url')
   const path = `/login/${token}`
   let done: () => void = () => undefined

@@ -3,6 +3,7 @@ import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { isDshError } from '@dsh/protocol'
 import { ForkError } from './fork.js'
 import { PromptError } from './prompt.js'
+import { quote } from './quote.js'
 
 /**
  * Harness errors → JSON-RPC errors. Contract:
@@ -18,7 +19,7 @@ export function invalidParams(message: string): RequestError {
 }
 
 export function sessionNotFound(sessionId: string): RequestError {
-  return new RequestError(-32002, `Resource not found: session ${sessionId}`, { sessionId })
+  return new RequestError(-32002, `Resource not found: session ${sessionId.length <= 80 ? sessionId : quote(sessionId)}`, { sessionId })
 }
 
 export function authRequired(message: string, authMethods: readonly acp.AuthMethod[], provider?: string): RequestError {

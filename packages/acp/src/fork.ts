@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { textOf, type AssistantBlock, type SessionEvent } from '@dsh/protocol'
+import { quote } from './quote.js'
 
 /**
  * `session/fork` cut points, pure. `_meta.jetbrains.air.fork` names an assistant message:
@@ -29,7 +30,7 @@ export function parseForkMeta(meta: unknown): ForkReference | undefined {
   if (fork === undefined || fork === null) return undefined
   if (typeof fork !== 'object' || Array.isArray(fork)) throw new ForkError('_meta.jetbrains.air.fork must be an object')
   const ref = fork as Record<string, unknown>
-  if (ref.version !== FORK_META_VERSION) throw new ForkError(`_meta.jetbrains.air.fork.version must be ${FORK_META_VERSION}, got ${JSON.stringify(ref.version)}`)
+  if (ref.version !== FORK_META_VERSION) throw new ForkError(`_meta.jetbrains.air.fork.version must be ${FORK_META_VERSION}, got ${quote(ref.version)}`)
   if (typeof ref.messageId !== 'string' || !ref.messageId) throw new ForkError('_meta.jetbrains.air.fork.messageId must be a non-empty string')
   const out: ForkReference = { version: 1, messageId: ref.messageId }
   if (ref.messageFingerprint !== undefined) {
@@ -61,16 +62,16 @@ function baseId(messageId: string): string {
 export function forkCut(events: readonly SessionEvent[], ref: ForkReference): number {
   const id = baseId(ref.messageId)
   let matches = events.filter((e) => e.type === 'assistant/message' && (e.data as { id: string }).id === id)
-  if (!matches.length) throw new ForkError(`no assistant message ${JSON.stringify(ref.messageId)} in this session`)
+  if (!matches.length) throw new ForkError(`no assistant message ${quote(ref.messageId)} in this session`)
   if (ref.messageOccurrence !== undefined) {
     const picked = matches[ref.messageOccurrence - 1]
-    if (!picked) throw new ForkError(`assistant message ${JSON.stringify(ref.messageId)} occurs ${matches.length} time(s), not ${ref.messageOccurrence}`)
+    if (!picked) throw new ForkError(`assistant message ${quote(ref.messageId)} occurs ${matches.length} time(s), not ${ref.messageOccurrence}`)
     matches = [picked]
   }
   if (ref.messageFingerprint !== undefined) {
     matches = matches.filter((e) => messageFingerprint(textOf((e.data as unknown as { content: AssistantBlock[] }).content)) === ref.messageFingerprint)
-    if (!matches.length) throw new ForkError(`the fingerprint does not match assistant message ${JSON.stringify(ref.messageId)}`)
+    if (!matches.length) throw new ForkError(`the fingerprint does not match assistant message ${quote(ref.messageId)}`)
   }
-  if (matches.length > 1) throw new ForkError(`assistant message ${JSON.stringify(ref.messageId)} is ambiguous (${matches.length} matches); give messageOccurrence`)
+  if (matches.length > 1) throw new ForkError(`assistant message ${quote(ref.messageId)} is ambiguous (${matches.length} matches); give messageOccurrence`)
   return matches[0]!.seq
 }

@@ -1,7 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { ApprovalOutcome, ApprovalRequest, CallCard, Json } from '@dsh/protocol'
-import type { Bridge } from './bridge.js'
-import type { SessionState } from './state.js'
+import type { AcpConnection } from './connection.js'
+import { turnOpen, type SessionState } from './state.js'
 import { callToWire, textBlock } from './wire.js'
 
 /** Option ids of `session/request_permission` and the approval outcome each stands for. */
@@ -47,18 +47,30 @@ export function outcomeOf(response: acp.RequestPermissionResponse): ApprovalOutc
 /**
  * Asks the client. The turn's cancel aborts `signal`: the request is cancelled on the wire
  * and the answer is `cancelled` (the call is cancelled, the session goes on). A client
- * answering `cancelled` by itself cancels that call only.
+ * answering `cancelled` by itself cancels that call only. The dialog follows every update
+ * queued before it; a call already shown `in_progress` (a tool body asking, e.g. an
+ * escalation) is shown `pending` while the dialog is open and `in_progress` again once allowed.
  */
-export async function askPermission(b: Bridge, state: SessionState, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
+export async function askPermission(b: AcpConnection, state: SessionState, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
   if (signal.aborted) return 'cancelled'
   const callCard = request.callId ? state.live.callCard(request.callId) : undefined
   const params = permissionRequest(state.id, request, callCard, state.session.cwd)
-  b.debug(`-> session/request_permission ${state.id} ${params.toolCall.toolCallId}`)
+  const { toolCallId } = params.toolCall
+  const token = state.turn
+  const running = !!token && turnOpen(state) && token.started.has(toolCallId)
+  if (running) b.send(state.id, { sessionUpdate: 'tool_call_update', toolCallId, status: 'pending' })
+  await b.flush()
+  b.debug(`-> session/request_permission ${state.id} ${toolCallId}`)
+  let outcome: ApprovalOutcome
   try {
     const response = await b.client.request('session/request_permission', params, { cancellationSignal: signal, stopWaitingOnCancel: true })
-    return signal.aborted ? 'cancelled' : outcomeOf(response)
+    outcome = signal.aborted ? 'cancelled' : outcomeOf(response)
   } catch (error) {
     if (signal.aborted) return 'cancelled'
     throw error
   }
+  if (running && state.turn === token && turnOpen(state) && (outcome === 'allow-once' || outcome === 'allow-always')) {
+    b.send(state.id, { sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' })
+  }
+  return outcome
 }

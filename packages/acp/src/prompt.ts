@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { UserContent } from '@dsh/protocol'
+import { quote } from './quote.js'
 
 /**
  * ACP prompt blocks → harness user content, pure. Everything is validated before
@@ -34,7 +35,7 @@ function signatureMatches(mimeType: string, bytes: Buffer): boolean {
 
 /** A validated image part (throws PromptError naming what is wrong). */
 export function imagePart(mimeType: string, data: string, where: string): UserContent {
-  if (!IMAGE_TYPES.includes(mimeType)) throw new PromptError(`${where}: image type ${JSON.stringify(mimeType)} is not supported (use ${IMAGE_TYPES.join(', ')})`)
+  if (!IMAGE_TYPES.includes(mimeType)) throw new PromptError(`${where}: image type ${quote(mimeType)} is not supported (use ${IMAGE_TYPES.join(', ')})`)
   const clean = data.replace(/\s+/g, '')
   if (!clean || clean.length % 4 !== 0 || !BASE64.test(clean)) throw new PromptError(`${where}: image data is not valid base64`)
   const size = (clean.length / 4) * 3 - (clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0)
@@ -82,12 +83,12 @@ export function toUserContent(blocks: readonly acp.ContentBlock[]): UserContent[
           out.push(imagePart(resource.mimeType, resource.blob, where))
           return
         }
-        throw new PromptError(`${where}: binary resource ${JSON.stringify(resource.uri)} (${resource.mimeType ?? 'unknown type'}) is not supported; embed text or an image`)
+        throw new PromptError(`${where}: binary resource ${quote(resource.uri)} (${resource.mimeType ?? 'unknown type'}) is not supported; embed text or an image`)
       }
       case 'audio':
         throw new PromptError(`${where}: audio is not supported`)
       default:
-        throw new PromptError(`${where}: content type ${JSON.stringify((block as { type: string }).type)} is not supported`)
+        throw new PromptError(`${where}: content type ${quote((block as { type: string }).type)} is not supported`)
     }
   })
   return out

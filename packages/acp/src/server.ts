@@ -3,7 +3,9 @@ import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session } from '@dsh/core'
 import { DshError, type ApprovalOutcome, type ApprovalRequest, type SessionHeader } from '@dsh/protocol'
 import type { AcpDefaults } from './args.js'
-import { Bridge, type BridgeHost } from './bridge.js'
+import { Bridge } from './bridge.js'
+import type { AcpConnection, SessionOwners } from './connection.js'
+import { askPermission } from './permission.js'
 
 declare module '@deepseek-ai/cordis' {
   interface Context { acpServer: AcpServer }
@@ -42,13 +44,13 @@ export interface AcpConnectionHandle {
 export class AcpServer extends Service {
   private readonly home: Context
   private readonly bridges = new Set<Bridge>()
-  private readonly owners = new Map<string, Bridge>()
-  private readonly host: BridgeHost
+  private readonly owners = new Map<string, AcpConnection>()
+  private readonly ownership: SessionOwners
 
   constructor(ctx: Context, private readonly config: AcpServerConfig) {
     super(ctx, 'acpServer')
     this.home = ctx
-    this.host = {
+    this.ownership = {
       claim: (sessionId, bridge) => {
         const owner = this.owners.get(sessionId)
         if (owner && owner !== bridge) {
@@ -67,7 +69,7 @@ export class AcpServer extends Service {
   }
 
   connect(stream: acp.Stream, options: ConnectOptions = {}): AcpConnectionHandle {
-    const bridge = new Bridge(this.home, this.host, {
+    const bridge = new Bridge(this.home, this.ownership, {
       defaults: { ...this.config.defaults, ...options.defaults },
       pageSize: this.config.pageSize,
       version: this.config.version,
@@ -94,8 +96,8 @@ export class AcpServer extends Service {
       target = this.home.sessions.get(parent.id)
     }
     const bridge = target && this.owners.get(target.id)
-    const state = target && bridge?.states.get(target.id)
+    const state = target && bridge?.sessions.get(target.id)
     if (!bridge || !state) return Promise.resolve('reject')
-    return bridge.answer(state, asked, signal)
+    return askPermission(bridge, state, asked, signal)
   }
 }

@@ -1,68 +1,52 @@
 import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import { startingModel, type AgentOptions, type Session } from '@dsh/core'
+import type { Session } from '@dsh/core'
 import { DshError, type ReasoningEffort } from '@dsh/protocol'
-import { defaultProvider, requireCredentials } from './auth.js'
-import type { Bridge } from './bridge.js'
+import { requireCredentials } from './auth.js'
+import type { AcpConnection } from './connection.js'
+import { agentOptions, defaultProvider } from './defaults.js'
 import {
-  AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, REASONING_EFFORTS, configOptions, modeState, parseModelValue,
+  AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
 } from './config.js'
 import { invalidParams, sessionNotFound } from './errors.js'
 import { forkCut, parseForkMeta } from './fork.js'
 import { replayUpdates, titleOf } from './history.js'
+import { TurnQueue } from './queue.js'
 import type { SessionState } from './state.js'
 import { SessionProjector } from './translate.js'
+import { quote } from './quote.js'
 
 /** An absolute, existing directory, or -32602 naming the field. */
 function directory(path: string, field: string): string {
-  if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${JSON.stringify(path)}`)
+  if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${quote(path)}`)
   let isDir = false
   try {
     isDir = statSync(path).isDirectory()
   } catch {
     // reported below
   }
-  if (!isDir) throw invalidParams(`${field} ${JSON.stringify(path)} is not an existing directory`)
+  if (!isDir) throw invalidParams(`${field} ${quote(path)} is not an existing directory`)
   return path
 }
 
-const EFFORTS = new Set<string>(REASONING_EFFORTS)
-const effortOf = (value: string | undefined) => (value && EFFORTS.has(value) ? value as ReasoningEffort : undefined)
-
-/**
- * Agent options for a session: the agent preset's, then the process defaults (flags,
- * env) — and for a new session the product settings. A stored session keeps the model
- * it logged unless a flag says otherwise.
- */
-export function agentOptions(b: Bridge, session: Session | undefined, fresh: boolean): AgentOptions {
-  const d = b.options.defaults
-  const presets = b.ctx.get('presets')
-  const preset: AgentOptions = presets ? presets.agentOptions(session ? presets.current(session) : presets.get(presets.defaultId)) : {}
-  if (!fresh) return { toolFilter: preset.toolFilter, provider: d.provider, model: d.model, maxTokens: d.maxTokens, reasoningEffort: d.reasoningEffort }
-  const settings = b.ctx.settings.get()
-  const choice = startingModel({ provider: b.providerOverride ?? d.provider, model: d.model, reasoningEffort: d.reasoningEffort }, preset,
-    { provider: settings.provider, model: settings.model, reasoningEffort: effortOf(settings.reasoningEffort) })
-  return { toolFilter: preset.toolFilter, ...choice, maxTokens: d.maxTokens }
-}
-
 /** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */
-function adopt(b: Bridge, session: Session, fresh: boolean): SessionState {
-  b.host.claim(session.id, b)
+function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState {
+  b.owners.claim(session.id, b)
   const agent = b.ctx.agents.create(session, agentOptions(b, session, fresh))
   const wire = { terminalOutput: b.terminalCards, cwd: session.cwd }
   const state: SessionState = {
     id: session.id, session, agent, wire, live: new SessionProjector(wire, b.presenter, 'live'),
-    turn: undefined, tail: Promise.resolve(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
+    turn: undefined, queue: new TurnQueue(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
   }
-  b.states.set(session.id, state)
+  b.sessions.set(state)
   return state
 }
 
 /** After the reply: the session's commands, its title and the notices logged while it was set up. */
-function release(b: Bridge, state: SessionState, fromSeq: number): void {
+function release(b: AcpConnection, state: SessionState, fromSeq: number): void {
   setImmediate(() => {
-    if (b.states.get(state.id) !== state) return
+    if (b.sessions.get(state.id) !== state) return
     state.quiet = false
     b.sendCommands(state)
     const title = titleOf(state.session.events)
@@ -84,12 +68,12 @@ function mcpSpecs(servers: readonly acp.McpServer[] | undefined): McpSpec[] {
     const pairs = (list: readonly { name: string; value: string }[]) => Object.fromEntries(list.map((e) => [e.name, e.value]))
     if ('type' in server && server.type === 'http') return { name: server.name, spec: { type: 'http', url: server.url, headers: pairs(server.headers) } }
     if ('command' in server) return { name: server.name, spec: { type: 'stdio', command: server.command, args: server.args, env: pairs(server.env) } }
-    throw invalidParams(`mcpServers[${i}] (${server.name}): transport ${JSON.stringify((server as { type?: string }).type)} is not supported (stdio and http are)`)
+    throw invalidParams(`mcpServers[${i}] (${quote(server.name)}): transport ${quote((server as { type?: string }).type)} is not supported (stdio and http are)`)
   })
 }
 
 /** Per-session MCP servers as `mcp__<server>__<tool>`; a broken one is a notice, never fatal. */
-async function mountMcp(b: Bridge, state: SessionState, specs: readonly McpSpec[]): Promise<void> {
+async function mountMcp(b: AcpConnection, state: SessionState, specs: readonly McpSpec[]): Promise<void> {
   if (!specs.length) return
   const mcp = b.ctx.get('mcp')
   if (!mcp) {
@@ -108,11 +92,11 @@ function setRoots(state: SessionState, roots: readonly string[]): void {
   if (roots.length) state.session.append('workspace/roots', { roots: [...roots] })
 }
 
-export function modesOf(b: Bridge, state: SessionState): acp.SessionModeState {
+export function modesOf(b: AcpConnection, state: SessionState): acp.SessionModeState {
   return modeState(b.ctx.permission.presets(), b.ctx.permission.current(state.session).id)
 }
 
-export function configOptionsOf(b: Bridge, state: SessionState): acp.SessionConfigOption[] {
+export function configOptionsOf(b: AcpConnection, state: SessionState): acp.SessionConfigOption[] {
   const config = state.agent.modelConfig()
   const presets = b.ctx.get('presets')
   return configOptions({
@@ -126,11 +110,11 @@ export function configOptionsOf(b: Bridge, state: SessionState): acp.SessionConf
   })
 }
 
-function describe(b: Bridge, state: SessionState): { modes: acp.SessionModeState; configOptions: acp.SessionConfigOption[] } {
+function describe(b: AcpConnection, state: SessionState): { modes: acp.SessionModeState; configOptions: acp.SessionConfigOption[] } {
   return { modes: modesOf(b, state), configOptions: configOptionsOf(b, state) }
 }
 
-export async function newSession(b: Bridge, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
+export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
   const cwd = directory(p.cwd, 'cwd')
   const dirs = rootsOf(p.additionalDirectories)
   const specs = mcpSpecs(p.mcpServers)
@@ -152,38 +136,32 @@ export async function newSession(b: Bridge, p: acp.NewSessionRequest): Promise<a
   return { sessionId: session.id, ...describe(b, state) }
 }
 
-async function dropState(b: Bridge, session: Session): Promise<void> {
-  if (b.states.get(session.id)?.session === session) {
-    b.states.delete(session.id)
+async function dropState(b: AcpConnection, session: Session): Promise<void> {
+  const state = b.sessions.get(session.id)
+  if (state?.session === session && b.sessions.drop(state)) {
     b.ctx.agents.remove(session.id)
     await b.ctx.get('mcp')?.unmountSession(session.id)
-    b.host.release(session.id, b)
+    b.owners.release(session.id, b)
   }
   await session.close()
 }
 
 /**
  * Opens a stored session on this connection (lock + load + repair), or returns the open
- * one. Concurrent calls for one id share the opening.
+ * one. Concurrent calls for one id share the opening; one racing a close of the id waits
+ * for the close and opens afresh (see SessionTable).
  */
-export function ensureSession(b: Bridge, sessionId: string): Promise<SessionState> {
-  const open = b.states.get(sessionId)
-  if (open) return Promise.resolve(open)
-  let pending = b.opening.get(sessionId)
-  if (!pending) {
-    pending = openStored(b, sessionId).finally(() => b.opening.delete(sessionId))
-    b.opening.set(sessionId, pending)
-  }
-  return pending
+export function ensureSession(b: AcpConnection, sessionId: string): Promise<SessionState> {
+  return b.sessions.open(sessionId, () => openStored(b, sessionId))
 }
 
-async function openStored(b: Bridge, sessionId: string): Promise<SessionState> {
-  b.host.claim(sessionId, b)
+async function openStored(b: AcpConnection, sessionId: string): Promise<SessionState> {
+  b.owners.claim(sessionId, b)
   let session: Session
   try {
     session = await b.ctx.sessions.open(sessionId)
   } catch (error) {
-    b.host.release(sessionId, b)
+    b.owners.release(sessionId, b)
     throw error
   }
   const state = adopt(b, session, false)
@@ -192,10 +170,10 @@ async function openStored(b: Bridge, sessionId: string): Promise<SessionState> {
 }
 
 /** `session/load` (replay: the whole log as updates, before the reply) and `session/resume` (no replay). */
-export async function openSession(b: Bridge, p: acp.LoadSessionRequest | acp.ResumeSessionRequest, replay: boolean): Promise<acp.LoadSessionResponse> {
+export async function openSession(b: AcpConnection, p: acp.LoadSessionRequest | acp.ResumeSessionRequest, replay: boolean): Promise<acp.LoadSessionResponse> {
   directory(p.cwd, 'cwd')
   const specs = mcpSpecs(p.mcpServers)
-  const known = b.states.get(p.sessionId)
+  const known = b.sessions.get(p.sessionId)
   const state = known ?? await ensureSession(b, p.sessionId)
   if (!known) {
     setRoots(state, rootsOf(p.additionalDirectories))
@@ -208,8 +186,8 @@ export async function openSession(b: Bridge, p: acp.LoadSessionRequest | acp.Res
   return describe(b, state)
 }
 
-export function requireState(b: Bridge, sessionId: string): SessionState {
-  const state = b.states.get(sessionId)
+export function requireState(b: AcpConnection, sessionId: string): SessionState {
+  const state = b.sessions.get(sessionId)
   if (!state) throw sessionNotFound(sessionId)
   return state
 }
@@ -217,11 +195,17 @@ export function requireState(b: Bridge, sessionId: string): SessionState {
 /**
  * Cancels the session's turn, waits for it to stop (at most `waitMs` when given: on
  * shutdown the process's own teardown kills what is left, and the next open repairs
- * the log), then unmounts its MCP servers and closes it (flushed, lock released).
+ * the log), then unmounts its MCP servers and closes it (flushed, lock released). A
+ * close racing an open of the same id waits for the open and closes what it opened.
  */
-export async function closeSession(b: Bridge, p: { sessionId: string }, waitMs?: number): Promise<acp.CloseSessionResponse> {
-  const state = requireState(b, p.sessionId)
-  b.states.delete(state.id)
+export async function closeSession(b: AcpConnection, p: { sessionId: string }, waitMs?: number): Promise<acp.CloseSessionResponse> {
+  const closing = b.sessions.close(p.sessionId, (state) => shutDown(b, state, waitMs))
+  if (!closing) throw sessionNotFound(p.sessionId)
+  await closing
+  return {}
+}
+
+async function shutDown(b: AcpConnection, state: SessionState, waitMs: number | undefined): Promise<void> {
   if (state.turn) state.turn.cancelled = true
   if (state.outputTimer) clearTimeout(state.outputTimer)
   state.agent.cancel()
@@ -231,20 +215,19 @@ export async function closeSession(b: Bridge, p: { sessionId: string }, waitMs?:
   b.ctx.agents.remove(state.id)
   await b.ctx.get('mcp')?.unmountSession(state.id)
   await state.session.close()
-  b.host.release(state.id, b)
-  return {}
+  b.owners.release(state.id, b)
 }
 
 /** Cursor: base64url of the offset into the newest-first list. */
 function readCursor(cursor: string | null | undefined): number {
   if (!cursor) return 0
   const offset = Number(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${JSON.stringify(cursor)} is not one this agent returned`)
+  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${quote(cursor)} is not one this agent returned`)
   return offset
 }
 
-export async function listSessions(b: Bridge, p: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
-  if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${JSON.stringify(p.cwd)}`)
+export async function listSessions(b: AcpConnection, p: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
+  if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${quote(p.cwd)}`)
   const all = await b.ctx.sessions.list(p.cwd ? { cwd: p.cwd } : undefined)
   const offset = readCursor(p.cursor)
   const page = all.slice(offset, offset + b.options.pageSize)
@@ -255,11 +238,11 @@ export async function listSessions(b: Bridge, p: acp.ListSessionsRequest): Promi
   }
 }
 
-export async function forkSession(b: Bridge, p: acp.ForkSessionRequest): Promise<acp.ForkSessionResponse> {
+export async function forkSession(b: AcpConnection, p: acp.ForkSessionRequest): Promise<acp.ForkSessionResponse> {
   const ref = parseForkMeta(p._meta)
   directory(p.cwd, 'cwd')
   const specs = mcpSpecs(p.mcpServers)
-  const events = b.states.get(p.sessionId)?.session.events ?? (await b.ctx.sessions.read(p.sessionId)).events
+  const events = b.sessions.get(p.sessionId)?.session.events ?? (await b.ctx.sessions.read(p.sessionId)).events
   const uptoSeq = ref ? forkCut(events, ref) : undefined
   const session = await b.ctx.sessions.fork(p.sessionId, { cwd: p.cwd, ...(uptoSeq !== undefined ? { uptoSeq } : {}) })
   let state: SessionState
@@ -275,18 +258,18 @@ export async function forkSession(b: Bridge, p: acp.ForkSessionRequest): Promise
   return { sessionId: session.id, ...describe(b, state) }
 }
 
-export function setMode(b: Bridge, p: acp.SetSessionModeRequest): acp.SetSessionModeResponse {
+export function setMode(b: AcpConnection, p: acp.SetSessionModeRequest): acp.SetSessionModeResponse {
   const state = requireState(b, p.sessionId)
   state.quiet = false
   b.ctx.permission.set(state.session, p.modeId)
   return {}
 }
 
-export function setConfigOption(b: Bridge, p: acp.SetSessionConfigOptionRequest): acp.SetSessionConfigOptionResponse {
+export function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionRequest): acp.SetSessionConfigOptionResponse {
   const state = requireState(b, p.sessionId)
   state.quiet = false
   const value = p.value
-  if (typeof value !== 'string') throw invalidParams(`config option ${JSON.stringify(p.configId)} takes a string value`)
+  if (typeof value !== 'string') throw invalidParams(`config option ${quote(p.configId)} takes a string value`)
   const { agent, session } = state
   switch (p.configId) {
     case MODE_CONFIG_ID:
@@ -294,12 +277,12 @@ export function setConfigOption(b: Bridge, p: acp.SetSessionConfigOptionRequest)
       break
     case MODEL_CONFIG_ID: {
       const selected = parseModelValue(b.ctx.llm.listProviders(), value)
-      if (!selected) throw invalidParams(`unknown model ${JSON.stringify(value)}`)
+      if (!selected) throw invalidParams(`unknown model ${quote(value)}`)
       agent.setModel(selected)
       break
     }
     case EFFORT_CONFIG_ID: {
-      if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${JSON.stringify(value)} (one of ${EFFORT_VALUES.join(', ')})`)
+      if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${quote(value)} (one of ${EFFORT_VALUES.join(', ')})`)
       const { provider, model } = agent.modelConfig()
       if (value === 'default') {
         // setModel keeps the previous effort; log a selection without one
@@ -324,7 +307,7 @@ export function setConfigOption(b: Bridge, p: acp.SetSessionConfigOptionRequest)
       break
     }
     default:
-      throw invalidParams(`unknown config option ${JSON.stringify(p.configId)}`)
+      throw invalidParams(`unknown config option ${quote(p.configId)}`)
   }
   return { configOptions: configOptionsOf(b, state) }
 }

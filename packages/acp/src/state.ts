@@ -1,14 +1,7 @@
 import type { Agent, Session, TurnOutcome } from '@dsh/core'
+import type { TurnQueue, TurnToken } from './queue.js'
 import type { SessionProjector } from './translate.js'
 import type { WireOptions } from './wire.js'
-
-/** The prompt whose turn streams now. Updates of a turn are sent only while its token is open. */
-export interface TurnToken {
-  cancelled: boolean
-  /** Aborts a running command (a model turn is aborted through the agent). */
-  abort?: AbortController
-  usage: { input: number; output: number; thought: number; cacheRead: number; cacheWrite: number; steps: number }
-}
 
 /** One session open on a connection. */
 export interface SessionState {
@@ -20,7 +13,7 @@ export interface SessionState {
   readonly wire: WireOptions
   turn: TurnToken | undefined
   /** Serialises prompts: each waits for the previous one to answer. */
-  tail: Promise<void>
+  readonly queue: TurnQueue
   /**
    * Session-level updates (mode, config, title, notices) are held back: while the
    * session is being set up (the client does not know its id yet) and after a cancel
@@ -32,10 +25,6 @@ export interface SessionState {
   /** Live output not sent yet, per call (coalesced). */
   readonly pendingOutput: Map<string, string>
   outputTimer: NodeJS.Timeout | undefined
-}
-
-export function newTurn(): TurnToken {
-  return { cancelled: false, usage: { input: 0, output: 0, thought: 0, cacheRead: 0, cacheWrite: 0, steps: 0 } }
 }
 
 /** Whether updates of the running turn may reach the client. */

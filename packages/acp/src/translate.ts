@@ -1,5 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import type { AssistantBlock, CallCard, Json, ResultCard, SessionEvent, ToolResult, UserContent } from '@dsh/protocol'
+import { FILE_BEFORE_EVENT, type AssistantBlock, type CallCard, type FileBeforeData, type Json, type ResultCard, type SessionEvent, type ToolResult, type UserContent } from '@dsh/protocol'
 import { callToWire, progressToWire, resultToWire, type WireOptions } from './wire.js'
 
 /** Presentation seam: the tool's pure presenters (core `presentCall` / `presentResult`). */
@@ -29,6 +29,8 @@ interface CallState { name: string; args: Json; card: CallCard; announced: boole
 export class SessionProjector {
   private readonly calls = new Map<string, CallState>()
   private readonly streamedMessages = new Set<string>()
+  /** Replaced file contents a call logged (`file/before`), per call id, then path. */
+  private readonly before = new Map<string, Map<string, string>>()
 
   constructor(private readonly opts: WireOptions, private readonly present: Presenter, readonly mode: ProjectionMode) {}
 
@@ -52,6 +54,14 @@ export class SessionProjector {
       case 'tool/result': {
         const { callId, name, content, isError } = data as unknown as { callId: string; name: string } & ToolResult
         return this.finish(callId, name, { content, isError })
+      }
+      case FILE_BEFORE_EVENT: {
+        const { callId, path, oldText } = data as unknown as FileBeforeData
+        if (typeof callId === 'string' && typeof path === 'string' && typeof oldText === 'string') {
+          const files = this.before.get(callId) ?? new Map<string, string>()
+          this.before.set(callId, files.set(path, oldText))
+        }
+        return []
       }
       case 'todo/write': {
         const todos = (data.todos ?? []) as Todo[]
@@ -109,13 +119,20 @@ export class SessionProjector {
       out.push(...this.announce(callId, call?.name ?? name, call?.args ?? null))
       call = this.calls.get(callId)!
     }
-    const card = this.present.result(call.name, call.args, result)
+    const card = withBefore(this.present.result(call.name, call.args, result), this.before.get(callId))
+    this.before.delete(callId)
     for (const update of resultToWire(callId, call.card, card, result, this.opts, call.streamed)) {
       out.push({ sessionUpdate: 'tool_call_update', ...update })
     }
     this.calls.delete(callId)
     return out
   }
+}
+
+/** A diff card whose new-file sides (`oldText: null`) get the content the call logged as replaced. */
+function withBefore(card: ResultCard, before: ReadonlyMap<string, string> | undefined): ResultCard {
+  if (!before || card.card !== 'diff') return card
+  return { ...card, diffs: card.diffs.map((d) => (d.oldText === null && before.has(d.path) ? { ...d, oldText: before.get(d.path)! } : d)) }
 }
 
 function parseArgs(text: string): Json {

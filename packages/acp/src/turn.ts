@@ -1,11 +1,13 @@
 import * as acp from '@agentclientprotocol/sdk/unstable'
 import { parseCommand, type TurnOutcome } from '@dsh/core'
 import { authMethods, requireCredentials } from './auth.js'
-import type { Bridge, SteeringParams } from './bridge.js'
+import type { AcpConnection } from './connection.js'
 import { authRequired } from './errors.js'
 import { PromptError, toUserContent } from './prompt.js'
 import { ensureSession, requireState } from './sessions.js'
-import { newTurn, turnOpen, type SessionState, type TurnToken } from './state.js'
+import { newTurn, type TurnToken } from './queue.js'
+import { turnOpen, type SessionState } from './state.js'
+import type { SteeringParams } from './steering.js'
 
 /**
  * Prompt turns. Rules:
@@ -23,8 +25,8 @@ import { newTurn, turnOpen, type SessionState, type TurnToken } from './state.js
  *   and never reach the model; other `/name` lines go to the command registry (when
  *   mounted) and run without a model turn unless the command starts one.
  */
-export async function prompt(b: Bridge, p: acp.PromptRequest): Promise<acp.PromptResponse> {
-  const epoch = b.epochs.get(p.sessionId) ?? 0
+export async function prompt(b: AcpConnection, p: acp.PromptRequest, requestId?: acp.JsonRpcId): Promise<acp.PromptResponse> {
+  const epoch = requestId === undefined ? b.epochs.current(p.sessionId) : b.epochs.arrival(requestId, p.sessionId)
   const content = toUserContent(p.prompt)
   const state = await ensureSession(b, p.sessionId)
   if (content.some((part) => part.type === 'image')) {
@@ -62,14 +64,16 @@ export async function prompt(b: Bridge, p: acp.PromptRequest): Promise<acp.Promp
   return queued(b, state, epoch, async (token) => finishTurn(b, state, token, await settle(state, state.agent.followup(content))))
 }
 
-/** Runs `run` once every earlier prompt of the session has answered, with a fresh turn token. */
-async function queued(b: Bridge, state: SessionState, epoch: number, run: (token: TurnToken) => Promise<acp.PromptResponse>): Promise<acp.PromptResponse> {
-  const previous = state.tail
-  let release: () => void = () => undefined
-  state.tail = new Promise<void>((resolve) => { release = resolve })
+/**
+ * Runs `run` once every earlier prompt of the session has answered, with a fresh turn
+ * token, unless a cancel arrived after this prompt (or the session closed meanwhile).
+ * A cancelled turn sends a final `failed` status for every call the client was shown
+ * without one, before the reply (nothing follows the reply).
+ */
+async function queued(b: AcpConnection, state: SessionState, epoch: number, run: (token: TurnToken) => Promise<acp.PromptResponse>): Promise<acp.PromptResponse> {
+  const release = await state.queue.acquire()
   try {
-    await previous
-    if ((b.epochs.get(state.id) ?? 0) !== epoch || b.states.get(state.id) !== state) return { stopReason: 'cancelled' }
+    if (b.epochs.current(state.id) !== epoch || b.sessions.get(state.id) !== state) return { stopReason: 'cancelled' }
     const token = newTurn()
     state.turn = token
     state.lastOutcome = undefined
@@ -79,6 +83,8 @@ async function queued(b: Bridge, state: SessionState, epoch: number, run: (token
     } finally {
       if (state.turn === token) state.turn = undefined
       state.pendingOutput.clear()
+      if (token.cancelled) for (const toolCallId of token.unfinished) b.send(state.id, { sessionUpdate: 'tool_call_update', toolCallId, status: 'failed' })
+      token.unfinished.clear()
     }
     await b.flush()
     return response
@@ -94,7 +100,7 @@ async function settle(state: SessionState, turn: Promise<TurnOutcome>): Promise<
   return state.lastOutcome ?? first
 }
 
-function finishTurn(b: Bridge, state: SessionState, token: TurnToken, outcome: TurnOutcome): acp.PromptResponse {
+function finishTurn(b: AcpConnection, state: SessionState, token: TurnToken, outcome: TurnOutcome): acp.PromptResponse {
   const u = token.usage
   const usage: acp.Usage | undefined = u.steps ? {
     totalTokens: u.input + u.output, inputTokens: u.input, outputTokens: u.output,
@@ -118,19 +124,19 @@ function finishTurn(b: Bridge, state: SessionState, token: TurnToken, outcome: T
 }
 
 /** A reply of the agent's own (no model turn), when the turn is still open. */
-function say(b: Bridge, state: SessionState, token: TurnToken, text: string): void {
+function say(b: AcpConnection, state: SessionState, token: TurnToken, text: string): void {
   if (state.turn === token && !token.cancelled) b.send(state.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } })
 }
 
 /**
- * `session/cancel` (a notification: handled synchronously, in arrival order). Closes the
- * running turn's gate at once, aborts the turn (request and running tools) or command,
- * and marks every prompt that arrived before it as cancelled. Session-level updates stay
- * held back until the client's next request on the session.
+ * `session/cancel`, applied when the frame is read (in arrival order, before any later
+ * frame's handler can run; the epoch was counted by `CancelEpochs.observe`). Closes the
+ * running turn's gate at once and aborts the turn (request and running tools) or
+ * command; every prompt that arrived before it answers `cancelled`. Session-level
+ * updates stay held back until the client's next request on the session.
  */
-export function cancel(b: Bridge, sessionId: string): void {
-  b.epochs.set(sessionId, (b.epochs.get(sessionId) ?? 0) + 1)
-  const state = b.states.get(sessionId)
+export function cancel(b: AcpConnection, sessionId: string): void {
+  const state = b.sessions.get(sessionId)
   if (!state) return
   state.quiet = true
   if (state.turn) {
@@ -142,7 +148,7 @@ export function cancel(b: Bridge, sessionId: string): void {
 }
 
 /** `_session/steering`: into the running turn (`injected`), else `promptRequired`. */
-export function steer(b: Bridge, p: SteeringParams): { outcome: 'injected' } | { outcome: 'promptRequired'; reason: 'noRunningTurn' } {
+export function steer(b: AcpConnection, p: SteeringParams): { outcome: 'injected' } | { outcome: 'promptRequired'; reason: 'noRunningTurn' } {
   const state = requireState(b, p.sessionId)
   const content = toUserContent(p.prompt)
   if (turnOpen(state) && state.agent.busy) {

@@ -173,3 +173,34 @@ export async function until(predicate: () => boolean, timeoutMs = 5000): Promise
     await new Promise((r) => setTimeout(r, 5))
   }
 }
+
+/** A raw JSON-RPC peer on its own connection to the harness's server: frames are enqueued as given (several in one read). */
+export interface RawPeer {
+  /** Enqueues the frames at once, as one read of the agent's input would deliver them. */
+  send(...frames: object[]): void
+  /** Every frame the agent sent, in order. */
+  frames: Record<string, unknown>[]
+  /** The response to request `id` (waits for it). */
+  response(id: number | string): Promise<Record<string, unknown>>
+  close(): Promise<void>
+}
+
+export function rawPeer(h: Harness): RawPeer {
+  let input: ReadableStreamDefaultController<acp.AnyMessage> | undefined
+  const readable = new ReadableStream<acp.AnyMessage>({ start: (c) => { input = c } })
+  const frames: Record<string, unknown>[] = []
+  const writable = new WritableStream<acp.AnyMessage>({ write: (frame) => { frames.push(frame as Record<string, unknown>) } })
+  const server = h.root.acpServer.connect({ readable, writable })
+  return {
+    frames,
+    send: (...list) => { for (const frame of list) input!.enqueue({ jsonrpc: '2.0', ...frame } as acp.AnyMessage) },
+    async response(id) {
+      await until(() => frames.some((f) => f.id === id && !('method' in f)))
+      return frames.find((f) => f.id === id && !('method' in f))!
+    },
+    async close() {
+      input!.close()
+      await server.close()
+    },
+  }
+}

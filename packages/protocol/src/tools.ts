@@ -42,3 +42,11 @@ export type ResultCard =
   | { card: 'read'; path: string; text: string }
   | { card: 'search'; text: string; matches?: number }
   | { card: 'web'; text: string }
+
+/**
+ * An ignorable session event a file tool logs when it replaces an existing text file:
+ * `{callId, path, oldText}` (`path` as the call gave it). Surfaces use it to show the
+ * replaced content in the call's diff (the presenters are pure and cannot read it).
+ */
+export const FILE_BEFORE_EVENT = 'file/before'
+export interface FileBeforeData { callId: string; path: string; oldText: string }

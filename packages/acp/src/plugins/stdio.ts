@@ -1,9 +1,9 @@
 import { Readable, Writable } from 'node:stream'
-import { ndJsonStream } from '@agentclientprotocol/sdk/unstable'
 import type { Context } from '@deepseek-ai/cordis'
 import { formatError } from '@dsh/protocol'
 import { z } from 'zod'
 import { ACP_USAGE, parseAcpArgs, type AcpCommand } from '../args.js'
+import { boundedNdJsonStream, MAX_FRAME_BYTES } from '../frames.js'
 import { readApiKey } from '../login.js'
 
 export const name = 'acp-stdio'
@@ -12,7 +12,7 @@ export const Config = z.object({}).default({})
 
 /**
  * The stdio transport of the ACP server: NDJSON JSON-RPC on the launcher's stdin/stdout.
- * stdout carries frames only (console.log/info/debug are sent to stderr while it
+ * Frames over 32 MiB are refused (frames.ts). stdout carries frames only (console.log/info/debug are sent to stderr while it
  * serves); DSH_ACP_DEBUG=1 logs each frame on stderr. stdin EOF closes the connection
  * (turns cancelled, commands killed, sessions unlocked) and exits 0. `login` stores an
  * API key instead (the ACP `terminal` auth method runs the agent with `login`).
@@ -54,7 +54,10 @@ export function apply(ctx: Context): void {
   const swallow = () => undefined
   stdout.on('error', swallow)
   ctx.effect(() => () => { stdout.off('error', swallow) }, 'acp: stdout errors')
-  const stream = ndJsonStream(Writable.toWeb(stdout) as WritableStream<Uint8Array>, Readable.toWeb(launcher.stdin as Readable) as ReadableStream<Uint8Array>)
+  // a frame over the limit is refused with an error and a stderr line; the connection goes on
+  const stream = boundedNdJsonStream(Writable.toWeb(stdout) as WritableStream<Uint8Array>, Readable.toWeb(launcher.stdin as Readable) as ReadableStream<Uint8Array>, {
+    onOversize: (bytes, id) => launcher.stderr.write(`dsh-acp: refused a frame of ${bytes} bytes${id === null ? '' : ` (request ${String(id).slice(0, 40)})`}: the limit is ${MAX_FRAME_BYTES} bytes\n`),
+  })
   const debug = launcher.env.DSH_ACP_DEBUG === '1' ? (line: string) => { launcher.stderr.write(`[acp] ${line}\n`) } : undefined
   const handle = ctx.acpServer.connect(stream, { defaults: command.defaults, ...(debug ? { debug } : {}) })
   debug?.('serving ACP on stdio')

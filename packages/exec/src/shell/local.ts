@@ -5,6 +5,7 @@ import path from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
+import { sandboxedExit } from '../sandbox/exit.js'
 import type { SandboxSeam } from '../sandbox/types.js'
 import type { SpawnResult, SubprocessSeam } from '../subprocess/types.js'
 import { buildEnv, type EnvRules } from './env.js'
@@ -68,15 +69,17 @@ export class LocalShell extends Service implements ShellSeam {
   private async prepare(command: string, policy: ExecPolicy, cwd: string, extra: Record<string, string> | undefined, prefix: string) {
     const tmp = this.tmpRoot(policy)
     const argv = await this.sandbox.wrap([this.options.bashPath, '-c', command], policy, cwd)
+    /** Confined (argv changed): a signal death reads as exit 128+N (sandboxedExit). */
+    const wrapped = argv.length !== 3 || argv[0] !== this.options.bashPath
     const env = buildEnv(process.env, tmp, this.options.env, extra)
     const spill = () => path.join(tmp, `${prefix}-${Date.now()}-${randomBytes(4).toString('hex')}.log`)
     const sink = new OutputSink(this.options, spill)
-    return { argv, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
+    return { argv, wrapped, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
   }
 
   async run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
     const cwd = options.cwd ?? options.policy.cwd
-    const { argv, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
+    const { argv, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
     const decoder = new StringDecoder('utf8')
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs
     let result: SpawnResult
@@ -97,10 +100,11 @@ export class LocalShell extends Service implements ShellSeam {
       sink.close()
     }
     const { output, truncation } = sink.finish()
+    const exit = wrapped ? sandboxedExit(result) : result
     return {
       output,
-      exitCode: result.exitCode,
-      signal: result.signal,
+      exitCode: exit.exitCode,
+      signal: exit.signal,
       ...(result.timedOut ? { timedOutMs: timeoutMs } : {}),
       aborted: result.aborted,
       sandboxDenied: detector.found,
@@ -112,7 +116,7 @@ export class LocalShell extends Service implements ShellSeam {
   async start(command: string, options: JobStartOptions): Promise<JobInfo> {
     const cwd = options.cwd ?? options.policy.cwd
     const id = `job-${++this.counter}`
-    const { argv, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, `dsh-${id}`)
+    const { argv, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, `dsh-${id}`)
     const unread = new UnreadBuffer(this.options.maxBytes)
     const controller = new AbortController()
     const info: JobInfo = {
@@ -132,7 +136,7 @@ export class LocalShell extends Service implements ShellSeam {
         detector.feed(decoder.write(chunk))
       },
     }).then(
-      (result) => { job.result = result },
+      (result) => { job.result = wrapped ? { ...result, ...sandboxedExit(result) } : result },
       (error: unknown) => { job.error = (error as Error).message },
     ).finally(() => sink.close())
     this.table.set(id, job)

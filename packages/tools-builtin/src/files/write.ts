@@ -1,5 +1,5 @@
 import { defineTool, ToolError } from '@dsh/core'
-import { textOf } from '@dsh/protocol'
+import { FILE_BEFORE_EVENT, textOf, type FileBeforeData } from '@dsh/protocol'
 import { z } from 'zod'
 import { displayPath, plural, splitLines } from '../text.js'
 import type { FileStamps } from './stamps.js'
@@ -8,6 +8,9 @@ export const WriteParams = z.object({
   path: z.string().min(1).describe('The file, absolute or relative to the workspace. Missing parent directories are created.'),
   content: z.string().describe('The complete new content of the file.'),
 })
+
+/** The replaced content logged for a diff (`file/before`) is at most this big. */
+const MAX_BEFORE_BYTES = 256 * 1024
 
 export interface WriteValue { path: string; created: boolean; lines: number; bytes: number }
 
@@ -25,8 +28,10 @@ export function createWriteTool(stamps: FileStamps) {
       const before = await fs.stat(abs)
       if (before?.type === 'directory') throw new ToolError(`${shown} is a directory.`)
       if (before) stamps.assertFresh(call, shown, await fs.realpath(abs), before, 'overwrite')
+      const oldText = before && before.size <= MAX_BEFORE_BYTES ? await textOrUndefined(fs.readFile(abs, { maxBytes: MAX_BEFORE_BYTES })) : undefined
       const after = await fs.write(abs, args.content, call.policy)
       stamps.record(call, 'file/write', await fs.realpath(abs), after)
+      if (oldText !== undefined) call.log(FILE_BEFORE_EVENT, { callId: call.callId, path: args.path, oldText } satisfies FileBeforeData, { ignorable: true })
       return { path: shown, created: !before, lines: splitLines(args.content).length, bytes: after.size }
     },
     output: {
@@ -37,4 +42,13 @@ export function createWriteTool(stamps: FileStamps) {
       ? { card: 'generic', text: textOf(result.content), isError: true }
       : { card: 'diff', diffs: [{ path: args.path, oldText: null, newText: args.content }], text: textOf(result.content) },
   })
+}
+
+/** UTF-8 text, or undefined for a binary or unreadable file (its diff then shows no old side). */
+async function textOrUndefined(bytes: Promise<Uint8Array>): Promise<string | undefined> {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(await bytes)
+  } catch {
+    return undefined
+  }
 }

@@ -1,0 +1,58 @@
+import type * as acp from '@agentclientprotocol/sdk/unstable'
+import type { Context } from '@deepseek-ai/cordis'
+import type { AcpDefaults } from './args.js'
+import type { CancelEpochs } from './cancels.js'
+import type { SessionState } from './state.js'
+import type { SessionTable } from './table.js'
+import type { Presenter } from './translate.js'
+
+export interface ConnectionOptions {
+  /** Session defaults of this process (flags and DSH_* env). */
+  defaults: AcpDefaults
+  /** `session/list` page size. */
+  pageSize: number
+  /** The dsh version reported in `initialize`. */
+  version: string
+  /** Frame-level diagnostics (DSH_ACP_DEBUG=1); never stdout. */
+  debug?: ((line: string) => void) | undefined
+}
+
+/** What a connection needs from its server: one owner per session id across connections. */
+export interface SessionOwners {
+  claim(sessionId: string, owner: AcpConnection): void
+  release(sessionId: string, owner: AcpConnection): void
+}
+
+/**
+ * One ACP connection as the request handlers (sessions, turns, auth, permission) see it.
+ * Implemented by the Bridge, which composes the pieces; the handlers import this
+ * interface only, never the Bridge.
+ */
+export interface AcpConnection {
+  readonly ctx: Context
+  readonly options: ConnectionOptions
+  readonly owners: SessionOwners
+  /** The sessions open on this connection. */
+  readonly sessions: SessionTable
+  /** Cancel counts per session, in arrival order. */
+  readonly epochs: CancelEpochs
+  readonly presenter: Presenter
+  /** What the client declared in `initialize`. */
+  readonly caps: acp.ClientCapabilities
+  /** Set by `gateway` authentication: the provider new sessions use on this connection. */
+  providerOverride: string | undefined
+  /** The client side of the connection (requests and notifications to the client). */
+  readonly client: acp.AgentContext
+  /** The client declared Zed's terminal cards (seed 000). */
+  readonly terminalCards: boolean
+  /** Queues a `session/update` behind every earlier one. */
+  send(sessionId: string, update: acp.SessionUpdate): void
+  /** Resolves once every update queued so far is written. */
+  flush(): Promise<void>
+  /** Runs `dispose` when the connection closes. */
+  own(dispose: () => unknown): void
+  debug(line: string): void
+  sendCommands(state: SessionState): void
+  sendConfig(state: SessionState): void
+  sendNotice(state: SessionState, level: string, message: string): void
+}
