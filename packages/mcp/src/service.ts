@@ -40,7 +40,7 @@ export class McpService extends Service {
   private readonly connections = new Set<McpConnection>()
   private readonly state = { disposed: false }
   private readonly open = new Set<Session>()
-  private readonly mounting = new Set<{ sessionId: string | undefined; done: Promise<void> }>()
+  private readonly mounting = new Set<{ name: string; sessionId: string | undefined; trusted: boolean; done: Promise<void> }>()
   /** Notices about global servers so far, for sessions opened later. */
   private readonly globalNotices: { message: string; source: string }[] = []
 
@@ -57,7 +57,8 @@ export class McpService extends Service {
    */
   mount(name: string, spec: ServerSpecInput, options: MountOptions = {}): Promise<McpConnection> {
     const mounting = this.mountNow(name, spec, options)
-    const entry = { sessionId: options.sessionId, done: mounting.then(() => undefined) }
+    const trusted = (spec as { trusted?: unknown }).trusted === true
+    const entry = { name, sessionId: options.sessionId, trusted, done: mounting.then(() => undefined) }
     this.mounting.add(entry)
     void entry.done.finally(() => this.mounting.delete(entry))
     return mounting
@@ -137,6 +138,22 @@ export class McpService extends Service {
     return [...this.connections]
       .filter((c) => (c.sessionId === undefined || c.sessionId === sessionId) && (c.state === 'failed' || c.state === 'restarting'))
       .map((c) => `${c.name}: ${c.state === 'restarting' ? 'restarting after it stopped' : 'stopped'} (${firstLine(c.error ?? c.state)})`)
+  }
+
+  /** `/status` lines, by name: `name: state, N tools[, trusted]`, `name: starting`, or why it failed. */
+  statusLines(sessionId: string): string[] {
+    const visible = (id: string | undefined) => id === undefined || id === sessionId
+    const connections = [...this.connections].filter((c) => visible(c.sessionId))
+    // a mount still loading the SDK has no connection yet
+    const loading = [...this.mounting].filter((m) => visible(m.sessionId) && !connections.some((c) => c.name === m.name && c.sessionId === m.sessionId))
+    const lines = [...loading.map((m) => `${m.name}: starting${m.trusted ? ', trusted' : ''}`), ...connections.map((c) => {
+      const trusted = c.trusted ? ', trusted' : ''
+      if (c.state === 'failed') return `${c.name}: failed (${firstLine(c.error ?? 'failed')})${trusted}`
+      if (c.state === 'connecting') return `${c.name}: starting${trusted}`
+      const count = c.toolNames.length
+      return `${c.name}: ${c.state}, ${count} tool${count === 1 ? '' : 's'}${trusted}`
+    })]
+    return lines.sort()
   }
 
   /** A session was opened: it gets the global notices so far, and later ones as they come. */

@@ -16,7 +16,7 @@ async function mcpTreeUnsettled(config: Record<string, unknown>): Promise<Tree> 
 const trees: Tree[] = []
 const children: ChildProcess[] = []
 
-async function tree(config: Record<string, unknown>, options: { permission?: string } = {}): Promise<Tree> {
+async function tree(config: Record<string, unknown>, options: Parameters<typeof mcpTree>[1] = {}): Promise<Tree> {
   const t = await mcpTree(config, options)
   trees.push(t)
   return t
@@ -346,5 +346,19 @@ describe('MCP tools under the permission preset (no one to approve, as in headle
     const file = join(dir, 'trusted.txt')
     expect(await runCall(root, session, 'mcp__fx__write', { path: file, text: 't' }, undefined, 'ask')).toEqual({ content: [text(`wrote ${file}`)], isError: false })
     expect(readFileSync(file, 'utf8')).toBe('t')
+  })
+})
+
+describe('/status lines', () => {
+  test('each server the session sees, by name: state, tool count, trusted, or why it failed', async () => {
+    const { root } = await tree({ servers: { zeta: { ...fixtureSpec(), trusted: true }, ghost: { command: 'dsh-no-such-mcp-server' } } })
+    const session = await root.sessions.create({ cwd: '/' })
+    await root.mcp.mount('mine', { ...fixtureSpec(), trusted: true }, { sessionId: session.id })
+    expect(root.mcp.statusLines(session.id)).toEqual([
+      'ghost: failed (could not start: command not found: dsh-no-such-mcp-server)',
+      'mine: ready, 10 tools, trusted',
+      'zeta: ready, 10 tools, trusted',
+    ])
+    expect(root.mcp.statusLines('another-session')).toHaveLength(2)
   })
 })

@@ -25,7 +25,7 @@ export interface Tree {
 }
 
 /** tools + memory store + sessions, then the MCP client with `config` (short kill grace). */
-export async function mcpTree(config: Record<string, unknown>, options: { settle?: boolean; permission?: string } = {}): Promise<Tree> {
+export async function mcpTree(config: Record<string, unknown>, options: { settle?: boolean; permission?: 'read-only' | 'workspace-write' | 'danger-full-access' } = {}): Promise<Tree> {
   const root = new Context()
   const notices: McpNotice[] = []
   root.on('mcp/notice', (notice) => { notices.push(notice) })
