@@ -120,7 +120,7 @@ describe('MCP failures are visible and bounded', () => {
   it('a crash while idle: a notice, one restart, and the tools answer again', async () => {
     const flag = join(home, 'died-once')
     model.setScript([
-      { toolCalls: [{ id: 's', name: 'bash', arguments: { command: `while [ ! -e ${flag} ]; do sleep 0.1; done; sleep 1`, description: 'wait for the crash' } }] },
+      { toolCalls: [{ id: 's', name: 'bash', arguments: { command: `while [ ! -e ${flag} ]; do sleep 0.1; done; sleep 0.3`, description: 'wait for the crash' } }] },
       { toolCalls: [{ id: 'e', name: 'mcp__fx__echo', arguments: { text: 'back' } }] },
       { text: 'done' },
     ])

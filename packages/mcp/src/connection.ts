@@ -149,7 +149,10 @@ export class McpConnection {
 
   /** Calls an MCP tool by its server-side name. Rejects only when `signal` aborted the call. */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallValue> {
-    if (this.state === 'restarting' || this.state === 'connecting') await this.attempt
+    if (this.state === 'restarting' || this.state === 'connecting') {
+      await Promise.race([this.attempt, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))])
+      signal.throwIfAborted()
+    }
     if (this.state !== 'ready') return failure(this.stoppedMessage())
     const timeout = this.spec.timeoutMs ?? this.host.timeoutMs
     const link = this.link

@@ -9,7 +9,7 @@ import { alive, fixtureSpec, mcpTree, runCall, startHttpFixture, type Tree } fro
 async function mcpTreeUnsettled(config: Record<string, unknown>): Promise<Tree> {
   const t = await mcpTree(config, { settle: false })
   trees.push(t)
-  await vi.waitFor(() => expect(t.root.mcp.list().length).toBeGreaterThan(0))
+  await vi.waitFor(() => expect(t.root.mcp.list().length).toBeGreaterThan(0), { timeout: 10_000 })
   return t
 }
 
@@ -112,7 +112,7 @@ describe('stdio server from config', () => {
 
     // The second death is final: the tools stay and say why, not "Unknown tool".
     await runCall(root, session, 'mcp__fx__crash', {})
-    await vi.waitFor(() => expect(root.mcp.list()[0]?.state).toBe('failed'))
+    await vi.waitFor(() => expect(root.mcp.list()[0]?.state).toBe('failed'), { timeout: 10_000 })
     const final = `${died} (it was restarted once already)`
     expect(root.mcp.list()[0]).toEqual({ name: 'fx', state: 'failed', error: final, tools: FIXTURE_TOOLS })
     expect(notices.map((n) => n.message).slice(2)).toEqual([`MCP server fx stopped: ${final}`])
@@ -131,8 +131,10 @@ describe('stdio server from config', () => {
     const before = await root.sessions.create({ cwd: '/' })
     const pid = root.mcp.get('fx')!.pid!
     process.kill(pid, 'SIGKILL')
-    await vi.waitFor(() => expect(notices.length).toBe(2))
+    // the death is noticed, then the restart is awaited (spawning a server may be slow here)
+    await vi.waitFor(() => expect(notices.length).toBeGreaterThan(0), { timeout: 10_000 })
     await root.mcp.settled()
+    expect(notices).toHaveLength(2)
     expect(alive(pid)).toBe(false)
     const restarted = root.mcp.get('fx')!.pid!
     expect(restarted).not.toBe(pid)
@@ -195,7 +197,7 @@ describe('servers that cannot start', () => {
     expect(notices.map((n) => n.message)).toEqual(['MCP server hung could not start: no answer within 0.3 s (start timeout)'])
     const pid = root.mcp.get('hung')?.pid
     expect(pid).toBeTypeOf('number')
-    await vi.waitFor(() => expect(alive(pid!)).toBe(false))
+    await vi.waitFor(() => expect(alive(pid!)).toBe(false), { timeout: 10_000 })
   })
 
   test('the plugin does not wait for its servers: it is up while a server is still starting', async () => {
