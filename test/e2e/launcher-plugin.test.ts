@@ -126,7 +126,8 @@ describe('an out-of-tree plugin', () => {
     const seen = join(home, 'seen.json')
     makeProfile(home, 's', [], `- insert:\n    - {id: hello, name: ${join(pkg, 'plugin.js')}, config: {greeting: x, seen: ${seen}}}\n`)
     const report = join(home, 'tree.json')
-    const app = start(['--profile', 's', 'some', '--patch', 'is-for-the-app', '--', 'x'], { ...env, DSH_TREE_REPORT: report }, { cwd: pkg })
+    // launcher flags are the launcher's anywhere; after `--` everything is the app's
+    const app = start(['--profile', 's', 'some', '--', '--patch', 'is-for-the-app', '--', 'x'], { ...env, DSH_TREE_REPORT: report }, { cwd: pkg })
     await treeAt(report, 1)
     expect(JSON.parse(readFileSync(seen, 'utf8'))).toEqual({ argv: ['some', '--patch', 'is-for-the-app', '--', 'x'], profile: 's', home, cwd: pkg, version: '0.1.0' })
     app.child.kill('SIGTERM')

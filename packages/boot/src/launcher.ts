@@ -9,7 +9,8 @@ import { Service, type Context } from '@deepseek-ai/cordis'
  * settled), return promptly, do the work in the background (await `ready` first
  * if it needs the whole tree), and end with `exit(code)` — or call the release
  * function, after which the launcher exits once nothing holds it. `argv` is the
- * command line from the first token the launcher does not own.
+ * command line without the launcher's own flags (taken anywhere before `--`; see
+ * @dsh/cli args.ts), in order; everything after `--` is kept as given.
  */
 export interface LauncherInit {
   argv: readonly string[]

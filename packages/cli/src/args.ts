@@ -1,16 +1,22 @@
 /**
- * The launcher's own command line. Pure and dependency-free (it runs before
- * anything else is loaded). The launcher consumes its flags up to the first token
- * it does not own; that token and everything after it go to the booted app
- * (`ctx.launcher.argv`). `--` ends the launcher's flags explicitly.
+ * The launcher's own command line. Pure and dependency-free (it runs before anything
+ * else is loaded). The launcher takes its long flags (`--profile`, `--patch`,
+ * `--dump-config`, `--dump-default-config`) wherever they stand before `--`; every
+ * other token goes, in order, to the booted app (`ctx.launcher.argv`), so
+ * `dsh --profile headless --json --patch p.yml "task"` works as it reads. Everything
+ * after `--` goes to the app untouched. Subcommands (`web`, `plugin`, `login`,
+ * `sessions`) and `--version`/`-v` count only before the first app token. `--help`/`-h`
+ * alone is the launcher's help; once a profile or an app token is given it is also passed
+ * on (`help: true`), so the launcher's help is followed by the surface's own.
  */
 export type Args =
   | { type: 'help'; topic?: 'web' }
   | { type: 'version' }
   | { type: 'error'; code: string; message: string; hint?: string }
-  | { type: 'run'; profile?: string; patches: string[]; dump?: 'config' | 'default'; argv: string[] }
+  | { type: 'run'; profile?: string; patches: string[]; dump?: 'config' | 'default'; argv: string[]; help?: true }
   | { type: 'plugin'; profile?: string; action: 'add' | 'remove' | 'list'; packages: string[] }
   | { type: 'login'; provider: string }
+  | { type: 'sessions'; profile?: string; json: boolean; workspace?: string }
 
 export const DEFAULT_PROFILE = 'headless'
 export const DEFAULT_PROVIDER = 'deepseek'
@@ -19,14 +25,27 @@ export function parseArgs(tokens: readonly string[]): Args {
   let profile: string | undefined
   let viaWeb = false
   let viaSdk = false
+  let help = false
   const patches: string[] = []
+  const app: string[] = []
   let dump: 'config' | 'default' | undefined
+  const run = (rest: readonly string[] = []): Args => ({
+    type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: [...app, ...rest], ...(help ? { help: true as const } : {}),
+  })
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     const [flag, inline] = splitFlag(token)
+    const leading = app.length === 0
     switch (flag) {
-      case '--help': case '-h': return viaWeb ? { type: 'help', topic: 'web' } : { type: 'help' }
-      case '--version': case '-v': return { type: 'version' }
+      case '--help': case '-h':
+        if (viaWeb && leading) return { type: 'help', topic: 'web' }
+        if (leading && profile === undefined && !patches.length && !dump) return { type: 'help' }
+        help = true
+        app.push(token)
+        continue
+      case '--version': case '-v':
+        if (leading) return { type: 'version' }
+        break
       case '--profile': {
         const value = inline ?? tokens[++i]
         if (!value || value.startsWith('-')) return usage('--profile needs a profile name')
@@ -42,15 +61,40 @@ export function parseArgs(tokens: readonly string[]): Args {
       }
       case '--dump-config': dump = 'config'; continue
       case '--dump-default-config': dump = 'default'; continue
-      case '--': return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: tokens.slice(i + 1) }
+      case '--': return run(tokens.slice(i + 1))
     }
-    if (token === 'web' && profile === undefined) { profile = 'web'; viaWeb = true; continue }
-    if (token === 'sdk' && profile === undefined) { profile = 'sdk'; viaSdk = true; continue }
-    if (token === 'plugin' && !viaWeb && !viaSdk && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
-    if (token === 'login' && profile === undefined && !patches.length && !dump) return parseLogin(tokens.slice(i + 1))
-    return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: tokens.slice(i) }
+    if (leading) {
+      if (token === 'web' && profile === undefined) { profile = 'web'; viaWeb = true; continue }
+      if (token === 'sdk' && profile === undefined) { profile = 'sdk'; viaSdk = true; continue }
+      if (token === 'plugin' && !viaWeb && !viaSdk && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
+      if (token === 'login' && profile === undefined && !patches.length && !dump) return parseLogin(tokens.slice(i + 1))
+      if (token === 'sessions' && !viaWeb && !viaSdk && !patches.length && !dump) return parseSessions(tokens.slice(i + 1), profile)
+    }
+    app.push(token)
   }
-  return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: [] }
+  return run()
+}
+
+const SESSIONS_USE = 'use: dsh sessions [--json] [--workspace DIR] [--profile NAME]'
+
+function parseSessions(tokens: readonly string[], profileBefore: string | undefined): Args {
+  let profile = profileBefore
+  let json = false
+  let workspace: string | undefined
+  for (let i = 0; i < tokens.length; i++) {
+    const [flag, inline] = splitFlag(tokens[i]!)
+    if (flag === '--help' || flag === '-h') return { type: 'help' }
+    if (flag === '--json' && inline === undefined) { json = true; continue }
+    if (flag === '--workspace' || flag === '--profile') {
+      const value = inline ?? tokens[++i]
+      if (!value || value.startsWith('-')) return usage(`${flag} needs a ${flag === '--profile' ? 'profile name' : 'directory'}`, SESSIONS_USE)
+      if (flag === '--profile') profile = value
+      else workspace = value
+      continue
+    }
+    return usage(`unknown argument ${JSON.stringify(tokens[i])} for dsh sessions`, SESSIONS_USE)
+  }
+  return { type: 'sessions', ...opt('profile', profile), json, ...opt('workspace', workspace) }
 }
 
 function parsePlugin(tokens: readonly string[], profileBefore: string | undefined): Args {

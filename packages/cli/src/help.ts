@@ -9,10 +9,13 @@ Usage:
   dsh --profile NAME --dump-default-config   print the rows of the profile's bundles only
   dsh plugin --profile NAME add|remove|list [PKG...]
   dsh login [--provider NAME]           store an API key (default provider: deepseek)
+  dsh sessions [--json] [--workspace DIR] [--profile NAME]
+                                        list stored sessions, newest first
   dsh --help | --version
 
-Launcher options (read up to the first argument the launcher does not own;
-that argument and the rest go to the profile's surface):
+Launcher options (taken wherever they stand before \`--\`; every other argument
+goes, in order, to the profile's surface; \`dsh --profile NAME --help\` adds the
+surface's own options):
   --profile NAME   profile in $DSH_HOME/profiles/NAME (default: headless).
                    Templates headless, acp, web and sdk are created on first use.
   --patch FILE     apply FILE after every other layer; repeatable, in order

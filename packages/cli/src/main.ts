@@ -22,6 +22,9 @@ export async function main(args: Exclude<Args, { type: 'help' | 'version' | 'err
       case 'login':
         code = await (await import('./login.js')).login(args, launch)
         break
+      case 'sessions':
+        code = await (await import('./sessions.js')).listSessions(args, launch)
+        break
     }
   } catch (error) {
     printError(io, error)

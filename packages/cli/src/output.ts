@@ -1,4 +1,4 @@
-import type { Context } from '@deepseek-ai/cordis'
+import { Logger, type Context } from '@deepseek-ai/cordis'
 import { formatError } from '@dsh/protocol'
 import type { RowStatus } from '@dsh/boot'
 
@@ -24,6 +24,23 @@ export function rowReport(statuses: readonly RowStatus[]): string[] {
   })
 }
 
+type LogMessage = Parameters<typeof Logger.format>[1]
+type Exporter = Parameters<typeof Logger.format>[0]
+
+const describe = (value: unknown, debug: boolean): string =>
+  value instanceof Error ? (debug ? value.stack ?? value.message : value.message) : typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)
+
+/**
+ * One log message as text, its `%s`/`%d`/`%o`… placeholders filled the way cordis's own
+ * exporters fill them; an Error fills `%s` with its message (its stack with `debug`) and
+ * arguments left over are appended.
+ */
+export function formatLogMessage(message: LogMessage, debug: boolean): string {
+  const text = (value: unknown) => describe(value, debug)
+  const exporter: Exporter = { colors: false, formatters: { s: text, o: text, O: text }, export: () => undefined }
+  return Logger.format(exporter, message)
+}
+
 /**
  * Shows plugin logs on stderr: warnings and errors whose first argument is not
  * an Error (cordis logs a failing plugin's Error itself; the launcher reports
@@ -34,8 +51,7 @@ export function installLogExporter(root: Context, io: Io): void {
     colors: false,
     export: (message) => {
       if (!io.debug && (message.type === 'info' || message.type === 'debug' || message.args[0] instanceof Error)) return
-      const text = message.args.map((a: unknown) => (a instanceof Error ? (io.debug ? a.stack ?? a.message : a.message) : typeof a === 'string' ? a : JSON.stringify(a))).join(' ')
-      io.stderr.write(`[${message.name}] ${text}\n`)
+      io.stderr.write(`[${message.name}] ${formatLogMessage(message, io.debug)}\n`)
     },
     levels: { default: io.debug ? 3 : 2 },
   })

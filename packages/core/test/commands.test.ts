@@ -130,4 +130,12 @@ describe('status formatting', () => {
       'session     s1', 'workspace   /w', 'model       p:m', 'permission  workspace-write', 'context     12.3k / 128k tokens (10%)',
     ].join('\n'))
   })
+
+  it('lists MCP servers one per line under an mcp label', () => {
+    const context = { tokens: 10, window: 1000, estimated: false }
+    expect(formatStatus({ sessionId: 's1', cwd: '/w', provider: 'p', model: 'm', permissionPreset: 'read-only', context, mcp: ['fs: ready, 3 tools, trusted', 'web: starting'] }).split('\n').slice(-2)).toEqual([
+      'mcp         fs: ready, 3 tools, trusted',
+      '            web: starting',
+    ])
+  })
 })

@@ -2,6 +2,14 @@ import { z } from 'zod'
 
 const Env = z.record(z.string(), z.string())
 
+/** Keys every server spec has, whatever its transport. */
+const Common = {
+  /** Skip the permission preset's approval for this server's tools (shown in /status). */
+  trusted: z.boolean().default(false),
+  /** How long starting may take (ms); defaults to the plugin's `connectTimeoutMs`. */
+  connectTimeoutMs: z.number().int().positive().optional(),
+}
+
 /** A server started as a child process speaking MCP on stdin/stdout. `type` may be left out. */
 export const StdioServerSpec = z.object({
   type: z.literal('stdio').default('stdio'),
@@ -12,6 +20,7 @@ export const StdioServerSpec = z.object({
   cwd: z.string().min(1).optional(),
   /** Per-call timeout for this server; defaults to the plugin's `timeoutMs`. */
   timeoutMs: z.number().int().positive().optional(),
+  ...Common,
 })
 
 /** A server reached over streamable HTTP. */
@@ -20,6 +29,7 @@ export const HttpServerSpec = z.object({
   url: z.url({ protocol: /^https?$/ }),
   headers: Env.default({}),
   timeoutMs: z.number().int().positive().optional(),
+  ...Common,
 })
 
 export const ServerSpec = z.union([StdioServerSpec, HttpServerSpec])
@@ -32,8 +42,8 @@ export const Config = z.object({
   servers: z.record(z.string().min(1), ServerSpec).default({}),
   /** Per-call timeout (ms). */
   timeoutMs: z.number().int().positive().default(120_000),
-  /** How long connecting (spawn + initialize + first tools/list) may take (ms). */
-  connectTimeoutMs: z.number().int().positive().default(30_000),
+  /** How long starting a server (spawn + initialize + first tools/list) may take (ms), per server. */
+  connectTimeoutMs: z.number().int().positive().default(10_000),
   /** Grace between closing a stdio server's stdin, SIGTERM and SIGKILL (ms). */
   killGraceMs: z.number().int().min(0).default(2_000),
   /** Characters of a stdio server's stderr kept for failure messages. */

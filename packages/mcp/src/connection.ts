@@ -2,14 +2,15 @@ import { defineTool, type ToolDefinition, type ToolRegistry } from '@dsh/core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import type { ServerSpec } from './config.js'
 import { resultToValue, type McpCallValue } from './content.js'
 import { mcpToolName } from './names.js'
 import { toolParameters } from './schema.js'
 import { StdioProcessTransport, type ProcessExit } from './stdio.js'
 
-export type McpState = 'connecting' | 'ready' | 'failed' | 'closed'
+/** `restarting`: it died after being ready and its one restart is under way. */
+export type McpState = 'connecting' | 'ready' | 'restarting' | 'failed' | 'closed'
 
 /** One row of `ctx.mcp.list()`. */
 export interface McpServerInfo {
@@ -18,6 +19,8 @@ export interface McpServerInfo {
   state: McpState
   /** Why the server is `failed`. */
   error?: string
+  /** Present (true) when its config says `trusted: true`. */
+  trusted?: true
   /** The model-facing names of its registered tools. */
   tools: string[]
 }
@@ -25,7 +28,7 @@ export interface McpServerInfo {
 /** What a connection needs from its owner. */
 export interface ConnectionHost {
   tools: ToolRegistry
-  /** A server failed or a tool could not be registered: tell the user. */
+  /** A server failed, died, came back, or a tool could not be registered: tell the user. */
   notify(connection: McpConnection, message: string): void
   timeoutMs: number
   connectTimeoutMs: number
@@ -49,20 +52,28 @@ const withStderr = (stderr: string): string => (stderr ? `; stderr:\n${stderr}` 
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+class StartTimeout extends Error {}
+
+/** One attempt's client and transport (a restart makes a new pair). */
+interface Link { client: Client; transport: Transport }
+
 /**
  * One MCP server: its client, its transport and its registered tools. `start()` never
- * rejects: a server that cannot start, or later dies, ends `failed` with a reason and a
- * notice, and its tools are unregistered. `close()` is the deliberate end (`closed`, no
- * notice). A call in flight when the server dies resolves with an error value that
- * names the server.
+ * rejects: a server that cannot start within its start timeout ends `failed` with a
+ * reason and a notice. A server that dies after it was ready is a notice and is restarted
+ * once; meanwhile, and for good if the restart fails, its tools stay registered and
+ * answer "MCP server X stopped: reason" (the model never gets "Unknown tool" for them).
+ * `close()` is the deliberate end (`closed`, tools unregistered, no notice).
  */
 export class McpConnection {
   state: McpState = 'connecting'
   error: string | undefined
-  private readonly client: Client
-  private readonly transport: Transport
-  private readonly registrations = new Map<string, () => void>()
+  private link: Link
+  private readonly registrations = new Map<string, { dispose: () => void; tool: Tool }>()
   private refreshing: Promise<void> = Promise.resolve()
+  /** Settles when the current start or restart attempt has ended (ready or failed). */
+  private attempt: Promise<void> = Promise.resolve()
+  private restarted = false
 
   constructor(
     readonly name: string,
@@ -70,25 +81,27 @@ export class McpConnection {
     readonly sessionId: string | undefined,
     private readonly host: ConnectionHost,
   ) {
-    this.transport = spec.type === 'stdio'
-      ? new StdioProcessTransport({
-        command: spec.command, args: spec.args, env: spec.env, killGraceMs: host.killGraceMs, stderrLimit: host.stderrLimit,
-        ...(spec.cwd ? { cwd: spec.cwd } : {}),
-      })
-      : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
-    this.client = new Client(CLIENT_INFO, {
-      listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => { void this.refresh() } } },
-    })
-    this.client.onclose = () => this.onTransportClosed()
+    this.link = this.newLink()
   }
 
   /** The stdio child's pid, when there is one. */
   get pid(): number | undefined {
-    return this.transport instanceof StdioProcessTransport ? this.transport.pid : undefined
+    const transport = this.link.transport
+    return transport instanceof StdioProcessTransport ? transport.pid : undefined
   }
 
   get toolNames(): string[] {
     return [...this.registrations.keys()]
+  }
+
+  get trusted(): boolean {
+    return this.spec.trusted === true
+  }
+
+  /** The annotations of a registered tool by model-facing name, and its server-side name. */
+  toolOf(name: string): { tool: string; annotations: ToolAnnotations | undefined } | undefined {
+    const entry = this.registrations.get(name)
+    return entry ? { tool: entry.tool.name, annotations: entry.tool.annotations } : undefined
   }
 
   info(): McpServerInfo {
@@ -97,23 +110,28 @@ export class McpConnection {
       ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
       state: this.state,
       ...(this.error !== undefined ? { error: this.error } : {}),
+      ...(this.trusted ? { trusted: true as const } : {}),
       tools: this.toolNames,
     }
   }
 
+  /** Resolves when no start or restart is under way. */
+  settled(): Promise<void> {
+    return this.attempt
+  }
+
   /** Connects, lists the tools and registers them; resolves once `ready` or `failed`. */
-  async start(): Promise<void> {
-    try {
-      await this.client.connect(this.transport, { timeout: this.host.connectTimeoutMs })
-      const tools = await this.listTools()
+  start(): Promise<void> {
+    this.attempt = this.connect().then(async (outcome) => {
       if (this.state !== 'connecting') return
-      this.state = 'ready'
-      this.registerTools(tools)
-    } catch (error) {
-      if (this.state !== 'connecting') return
-      const what = this.exitInfo()?.what ?? this.describeStartError(error)
-      await this.fail(`could not start: ${what}${withStderr(this.stderrTail())}`)
-    }
+      if (outcome.ok) {
+        this.state = 'ready'
+        this.registerTools(outcome.tools)
+      } else {
+        await this.fail(`could not start: ${outcome.reason}`)
+      }
+    })
+    return this.attempt
   }
 
   /** Ends a connection that must not start (bad spec, duplicate name) as `failed`, with a notice. */
@@ -126,23 +144,26 @@ export class McpConnection {
     if (this.state === 'closed') return
     this.state = 'closed'
     this.unregisterAll()
-    await this.shutdown()
+    await this.shutdown(this.link)
   }
 
   /** Calls an MCP tool by its server-side name. Rejects only when `signal` aborted the call. */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallValue> {
-    if (this.state !== 'ready') {
-      return failure(`MCP server ${this.name} is not available (${this.state}${this.error ? `: ${this.error}` : ''}).`)
+    if (this.state === 'restarting' || this.state === 'connecting') {
+      await Promise.race([this.attempt, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))])
+      signal.throwIfAborted()
     }
+    if (this.state !== 'ready') return failure(this.stoppedMessage())
     const timeout = this.spec.timeoutMs ?? this.host.timeoutMs
+    const link = this.link
     try {
-      const result = await this.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })
+      const result = await link.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })
       return resultToValue(result)
     } catch (error) {
       if (signal.aborted) throw error
-      const exit = this.exitInfo()
+      const exit = exitInfo(link.transport)
       if (exit) {
-        return failure(`MCP server ${this.name} ${exit.what} during the call; its tools are no longer available.${exit.stderr ? `\nIts stderr ended with:\n${exit.stderr}` : ''}`)
+        return failure(`MCP server ${this.name} stopped during the call: ${exit.what}.${exit.stderr ? `\nIts stderr ended with:\n${exit.stderr}` : ''}`)
       }
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return failure(`MCP server ${this.name} did not answer within ${timeout / 1000} s; the call was cancelled.`)
@@ -154,54 +175,115 @@ export class McpConnection {
     }
   }
 
-  /** How a stdio child ended and the tail of its stderr; undefined while it runs, and for HTTP. */
-  private exitInfo(): { what: string; stderr: string } | undefined {
-    if (!(this.transport instanceof StdioProcessTransport) || !this.transport.exit) return undefined
-    return { what: describeExit(this.transport.exit), stderr: this.stderrTail() }
+  private stoppedMessage(): string {
+    if (this.state === 'closed') return `MCP server ${this.name} was shut down.`
+    return `MCP server ${this.name} stopped: ${this.error ?? this.state}. Its tools cannot be used in this run.`
   }
 
-  private stderrTail(): string {
-    return this.transport instanceof StdioProcessTransport ? this.transport.stderr.toString() : ''
+  private newLink(): Link {
+    const spec = this.spec
+    const transport = spec.type === 'stdio'
+      ? new StdioProcessTransport({
+        command: spec.command, args: spec.args, env: spec.env, killGraceMs: this.host.killGraceMs, stderrLimit: this.host.stderrLimit,
+        ...(spec.cwd ? { cwd: spec.cwd } : {}),
+      })
+      : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
+    const client = new Client(CLIENT_INFO, {
+      listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => { void this.refresh() } } },
+    })
+    const link = { client, transport }
+    client.onclose = () => this.onTransportClosed(link)
+    return link
   }
 
-  private describeStartError(error: unknown): string {
+  /** One attempt on the current link, bounded as a whole by the start timeout. */
+  private async connect(): Promise<{ ok: true; tools: Tool[] } | { ok: false; reason: string }> {
+    const link = this.link
+    const limit = this.spec.connectTimeoutMs ?? this.host.connectTimeoutMs
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new StartTimeout()), limit) })
+    try {
+      const tools = await Promise.race([
+        (async () => {
+          await link.client.connect(link.transport, { timeout: limit })
+          return this.listTools(link, limit)
+        })(),
+        deadline,
+      ])
+      return { ok: true, tools }
+    } catch (error) {
+      const reason = error instanceof StartTimeout
+        ? `no answer within ${limit / 1000} s (start timeout)`
+        : exitInfo(link.transport)?.what ?? this.describeStartError(error, limit)
+      const stderr = stderrTail(link.transport)
+      await this.shutdown(link)
+      return { ok: false, reason: `${reason}${withStderr(stderr)}` }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private describeStartError(error: unknown, limit: number): string {
     const spec = this.spec
     const code = (error as NodeJS.ErrnoException | undefined)?.code
     if (spec.type === 'stdio' && code === 'ENOENT') return `command not found: ${spec.command}`
     if (spec.type === 'stdio' && code === 'EACCES') return `command not executable: ${spec.command}`
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return `no answer to initialize within ${this.host.connectTimeoutMs / 1000} s`
-    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return `no answer within ${limit / 1000} s (start timeout)`
     return withCause(error)
   }
 
-  private onTransportClosed(): void {
-    // While connecting, start()'s catch reports; after close() nothing is reported.
-    if (this.state !== 'ready') return
-    const exit = this.exitInfo()
-    void this.fail(exit ? `${exit.what}${withStderr(exit.stderr)}` : 'closed the connection')
+  /** The live link closed: a death while ready is reported and restarted once. */
+  private onTransportClosed(link: Link): void {
+    // While connecting, connect() reports; a replaced link or close() reports nothing.
+    if (this.state !== 'ready' || link !== this.link) return
+    const exit = exitInfo(link.transport)
+    const reason = exit ? `${exit.what}${withStderr(exit.stderr)}` : 'closed the connection'
+    void this.shutdown(link)
+    if (this.restarted) {
+      const final = `${reason} (it was restarted once already)`
+      void this.fail(final, `stopped: ${final}`)
+      return
+    }
+    this.restarted = true
+    this.state = 'restarting'
+    this.error = reason
+    this.host.notify(this, `MCP server ${this.name} stopped: ${reason}; restarting it once`)
+    this.link = this.newLink()
+    this.attempt = this.connect().then(async (outcome) => {
+      if (this.state !== 'restarting') return
+      if (outcome.ok) {
+        this.state = 'ready'
+        this.error = undefined
+        this.unregisterAll()
+        this.registerTools(outcome.tools)
+        this.host.notify(this, `MCP server ${this.name} was restarted and is ready again`)
+      } else {
+        const final = `${reason}; the restart failed: ${outcome.reason}`
+        await this.fail(final, `stopped: ${final}`)
+      }
+    })
   }
 
-  private async fail(reason: string): Promise<void> {
+  /** Marks the server failed with the notice `MCP server <name> <phrase>`. Tools it had stay registered and answer the reason. */
+  private async fail(reason: string, phrase = reason): Promise<void> {
     if (this.state === 'failed' || this.state === 'closed') return
     this.state = 'failed'
     this.error = reason
-    this.unregisterAll()
-    this.host.notify(this, `MCP server ${this.name} ${reason}`)
-    await this.shutdown()
+    this.host.notify(this, `MCP server ${this.name} ${phrase}`)
+    await this.shutdown(this.link)
   }
 
   /** Closes the client; a stdio child is then awaited until gone (its close is idempotent). */
-  private async shutdown(): Promise<void> {
-    await this.client.close().catch(() => undefined)
-    if (this.transport instanceof StdioProcessTransport) await this.transport.close()
+  private async shutdown(link: Link): Promise<void> {
+    await link.client.close().catch(() => undefined)
+    if (link.transport instanceof StdioProcessTransport) await link.transport.close()
   }
 
-  private async listTools(): Promise<Tool[]> {
+  private async listTools(link: Link, timeout: number): Promise<Tool[]> {
     const tools: Tool[] = []
     let cursor: string | undefined
     do {
-      const page = await this.client.listTools(cursor ? { cursor } : {}, { timeout: this.host.connectTimeoutMs })
+      const page = await link.client.listTools(cursor ? { cursor } : {}, { timeout })
       tools.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor)
@@ -214,7 +296,7 @@ export class McpConnection {
       if (this.state !== 'ready') return
       let tools: Tool[]
       try {
-        tools = await this.listTools()
+        tools = await this.listTools(this.link, this.spec.connectTimeoutMs ?? this.host.connectTimeoutMs)
       } catch (error) {
         if (this.state === 'ready') this.host.notify(this, `MCP server ${this.name}: re-listing its tools failed: ${messageOf(error)}`)
         return
@@ -234,7 +316,7 @@ export class McpConnection {
       taken.add(name)
       try {
         const dispose = this.host.tools.register(this.definition(name, tool), this.sessionId !== undefined ? { sessionId: this.sessionId } : {})
-        this.registrations.set(name, dispose)
+        this.registrations.set(name, { dispose, tool })
       } catch (error) {
         refused.push(`${tool.name} (${messageOf(error)})`)
       }
@@ -243,7 +325,7 @@ export class McpConnection {
   }
 
   private unregisterAll(): void {
-    for (const dispose of this.registrations.values()) dispose()
+    for (const { dispose } of this.registrations.values()) dispose()
     this.registrations.clear()
   }
 
@@ -259,6 +341,16 @@ export class McpConnection {
       presentCall: () => ({ card: 'generic', title: `${label} (MCP: ${this.name})`, kind: 'other' }),
     })
   }
+}
+
+/** How a stdio child ended and the tail of its stderr; undefined while it runs, and for HTTP. */
+function exitInfo(transport: Transport): { what: string; stderr: string } | undefined {
+  if (!(transport instanceof StdioProcessTransport) || !transport.exit) return undefined
+  return { what: describeExit(transport.exit), stderr: stderrTail(transport) }
+}
+
+function stderrTail(transport: Transport): string {
+  return transport instanceof StdioProcessTransport ? transport.stderr.toString() : ''
 }
 
 const failure = (message: string): McpCallValue => ({ content: [{ type: 'text', text: message }], isError: true })

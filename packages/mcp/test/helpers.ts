@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { runToolCalls, type Session } from '@dsh/core'
 import * as memoryStorePlugin from '@dsh/core/memory-store'
+import * as permissionPlugin from '@dsh/core/permission'
 import * as sessionsPlugin from '@dsh/core/sessions'
 import * as toolsPlugin from '@dsh/core/tools'
 import type { ToolContent } from '@dsh/protocol'
@@ -24,22 +25,24 @@ export interface Tree {
 }
 
 /** tools + memory store + sessions, then the MCP client with `config` (short kill grace). */
-export async function mcpTree(config: Record<string, unknown>): Promise<Tree> {
+export async function mcpTree(config: Record<string, unknown>, options: { settle?: boolean; permission?: 'read-only' | 'workspace-write' | 'danger-full-access' } = {}): Promise<Tree> {
   const root = new Context()
   const notices: McpNotice[] = []
   root.on('mcp/notice', (notice) => { notices.push(notice) })
   await root.plugin(toolsPlugin)
   await root.plugin(memoryStorePlugin, {})
   await root.plugin(sessionsPlugin, {})
+  if (options.permission) await root.plugin(permissionPlugin, { default: options.permission })
   const fiber = root.plugin(clientPlugin, clientPlugin.Config.parse({ killGraceMs: 500, ...config }))
   await fiber
+  if (options.settle !== false) await root.mcp.settled()
   return { root, notices, dispose: () => fiber.dispose() }
 }
 
 let calls = 0
 
 /** Runs one call through the real pipeline (validation, execution, rendering) and returns its logged result. */
-export async function runCall(root: Context, session: Session, name: string, args: unknown, signal?: AbortSignal): Promise<{ content: ToolContent[]; isError: boolean }> {
+export async function runCall(root: Context, session: Session, name: string, args: unknown, signal?: AbortSignal, approval: 'ask' | 'never' = 'never'): Promise<{ content: ToolContent[]; isError: boolean }> {
   const id = `call-${++calls}`
   await runToolCalls({
     ctx: root,
@@ -50,7 +53,7 @@ export async function runCall(root: Context, session: Session, name: string, arg
     signal: signal ?? new AbortController().signal,
     cwd: tmpdir(),
     policy: { mode: 'danger-full-access', cwd: tmpdir(), writableRoots: [], tmpRoot: tmpdir(), network: true },
-    approval: 'never',
+    approval,
     requestApproval: async () => 'reject',
   }, [{ type: 'tool-call', id, name, arguments: JSON.stringify(args) }])
   const result = session.events.find((e) => e.type === 'tool/result' && (e.data as { callId: string }).callId === id)

@@ -2,6 +2,7 @@ import { toolSchema, describeIssues } from '@dsh/core'
 import { describe, expect, test } from 'vitest'
 import { blockToContent, resultToValue } from '../src/content.js'
 import { mcpToolName, sanitizeName } from '../src/names.js'
+import { mcpGate } from '../src/policy.js'
 import { modelSchema, toolParameters } from '../src/schema.js'
 
 describe('tool names', () => {
@@ -86,5 +87,30 @@ describe('parameters', () => {
     expect(parameters.safeParse({ a: 1 }).success).toBe(true)
     expect(parameters.safeParse('x').success).toBe(false)
     expect(toolSchema({ name: 't', description: 'd', parameters, execute: async () => null, output: { render: () => '' } }).parameters).toEqual(broken)
+  })
+})
+
+describe('mcpGate: the permission preset for MCP tools', () => {
+  const base = { server: 's', tool: 't', trusted: false }
+  const decide = (preset: string, annotations: Record<string, boolean> | undefined, trusted = false) =>
+    mcpGate({ ...base, preset, annotations, trusted }).action
+
+  test.each([
+    ['read-only', undefined, 'ask'],
+    ['read-only', { readOnlyHint: false }, 'ask'],
+    ['read-only', { destructiveHint: false }, 'ask'],
+    ['read-only', { readOnlyHint: true }, 'allow'],
+    ['workspace-write', undefined, 'allow'],
+    ['workspace-write', { destructiveHint: false }, 'allow'],
+    ['workspace-write', { destructiveHint: true }, 'ask'],
+    ['workspace-write', { readOnlyHint: true, destructiveHint: true }, 'allow'],
+    ['danger-full-access', { destructiveHint: true }, 'allow'],
+    ['no-such-preset', { readOnlyHint: true }, 'ask'],
+  ] as const)('%s with %o → %s', (preset, annotations, action) => {
+    expect(decide(preset, annotations)).toBe(action)
+  })
+
+  test('a trusted server is allowed under every preset', () => {
+    for (const preset of ['read-only', 'workspace-write', 'no-such-preset']) expect(decide(preset, { destructiveHint: true }, true)).toBe('allow')
   })
 })

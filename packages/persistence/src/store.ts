@@ -201,7 +201,7 @@ export class JsonlSessionStore extends Service implements SessionStore {
       await stat(file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw new DshError('SESSION_NOT_FOUND', `no session ${id} in ${this.dir}`, { hint: 'list sessions to see the ids that exist' })
+        throw new DshError('SESSION_NOT_FOUND', `no session ${id} in ${this.dir}`, { hint: 'run `dsh sessions` to list the stored sessions (`--json` for scripts)' })
       }
       throw error
     }

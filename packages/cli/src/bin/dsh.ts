@@ -19,6 +19,9 @@ switch (args.type) {
     process.exitCode = 2
     break
   default: {
+    // `--help` after a profile or an app argument: the launcher's help, then the surface's own
+    if (args.type === 'run' && args.help) process.stdout.write(`${HELP}\n`)
+    if (args.type === 'run' && args.help && args.dump) break
     const { main } = await import('../main.js')
     await main(args)
   }

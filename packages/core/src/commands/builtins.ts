@@ -56,6 +56,7 @@ export function statusCommand(ctx: Context): CommandSpec {
       // optional neighbours: shown when mounted
       const presets = ctx.get('presets') as PresetService | undefined
       const plan = ctx.get('plan') as PlanMode | undefined
+      const mcp = ctx.get('mcp') as { statusLines(sessionId: string): string[] } | undefined
       return {
         reply: formatStatus({
           sessionId: session.id, title: latestTitle(session.events), cwd: session.cwd,
@@ -64,6 +65,7 @@ export function statusCommand(ctx: Context): CommandSpec {
           permissionPreset: ctx.permission.current(session).id,
           planMode: plan?.active(session),
           context: contextUse(session.events, session.deriveMessages(), window),
+          mcp: mcp?.statusLines(session.id),
         }),
       }
     },

@@ -61,6 +61,8 @@ export interface StatusInfo {
   /** Plan mode state (absent when plan mode is not mounted). */
   planMode?: boolean | undefined
   context: ContextUse
+  /** One line per MCP server the session sees (absent when MCP is not mounted). */
+  mcp?: readonly string[] | undefined
 }
 
 /** The `/status` reply: one `label  value` line per fact (pure). */
@@ -74,6 +76,7 @@ export function formatStatus(info: StatusInfo): string {
   rows.push(['permission', info.permissionPreset])
   if (info.planMode !== undefined) rows.push(['plan mode', info.planMode ? 'on' : 'off'])
   rows.push(['context', formatContextUse(info.context)])
+  info.mcp?.forEach((line, i) => rows.push([i === 0 ? 'mcp' : '', line]))
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return rows.map(([label, value]) => label.padEnd(width) + value).join('\n')
 }
