@@ -154,7 +154,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       return interrupted ? EXIT.interrupted : EXIT.failed
     }
     const error = outcome.error ?? { code: outcome.reason.toUpperCase().replace('-', '_'), message: `the turn ended: ${outcome.reason}` }
-    err(`${error.code}: ${error.message}`)
+    err(`${error.code}: ${error.message}${'hint' in error && error.hint ? `\n  hint: ${error.hint}` : ''}`)
     return EXIT.failed
   } finally {
     disposeListener()
