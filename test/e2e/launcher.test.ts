@@ -96,7 +96,7 @@ describe('dsh launcher', () => {
     ])
   })
 
-  it('a row naming an unknown package or failing its config schema is reported, the rest keep running, exit 1', async () => {
+  it('a row naming an unknown package or failing its config schema stops the run: each is reported, nothing starts, exit 1', async () => {
     const { home, env } = tempHome()
     const dir = makeProfile(home, 'rows', [], [
       '- insert:',
@@ -115,11 +115,29 @@ describe('dsh launcher', () => {
       `row settings (@dsh/core/settings): CONFIG_INVALID: row settings (@dsh/core/settings) set in ${join(dir, 'cordis.patch.yml')}: config.file: Invalid input: expected string, received number (hint: fix the config of row settings (replace it whole with \`- id: settings\` and \`config:\` in a patch file))`,
       // a misspelled key is named, never silently dropped
       `row permission (@dsh/core/permission): CONFIG_INVALID: row permission (@dsh/core/permission) set in ${join(dir, 'cordis.patch.yml')}: config.defualt: unknown key (did you mean "default"?); known keys: default (hint: fix the config of row permission (replace it whole with \`- id: permission\` and \`config:\` in a patch file))`,
-      'BOOT_INCOMPLETE: profile rows: some rows did not start and nothing is running',
+      'BOOT_FAILED: rows ghost, settings, permission failed to load; nothing was started or changed',
+      '  hint: fix the rows named above, or mark a row you can do without `optional: true` in a patch file',
       '',
     ])
-    const tree = JSON.parse(readFileSync(report, 'utf8')) as { rows: { id: string; state: string; provides: string[] }[] }
-    expect(tree.rows.map((r) => [r.id, r.state, r.provides])).toEqual([['ghost', 'failed', []], ['settings', 'failed', []], ['credentials', 'active', ['credentials']], ['permission', 'failed', []]])
+    // nothing started: not even the good row
+    const tree = JSON.parse(readFileSync(report, 'utf8')) as { ok: boolean; error: { code: string }; rows: unknown[]; services: string[] }
+    expect([tree.ok, tree.error.code, tree.rows, tree.services.includes('credentials')]).toEqual([false, 'BOOT_FAILED', [], false])
+  })
+
+  it('the same rows marked optional are reported and the rest run', async () => {
+    const { home, env } = tempHome()
+    makeProfile(home, 'lenient', [], [
+      '- insert:',
+      '    - {id: ghost, name: dsh-no-such-plugin/x, optional: true}',
+      '    - {id: credentials, name: "@dsh/core/credentials"}',
+      '',
+    ].join('\n'))
+    const report = join(home, 'tree.json')
+    const run = await dsh(['--profile', 'lenient'], { ...env, DSH_TREE_REPORT: report })
+    expect(run.stderr.split('\n')[0]).toBe('optional row ghost (dsh-no-such-plugin/x): MODULE_NOT_FOUND: cannot find package dsh-no-such-plugin (hint: install it into the profile: dsh plugin --profile <name> add dsh-no-such-plugin)')
+    expect(run.code).toBe(0)
+    const tree = JSON.parse(readFileSync(report, 'utf8')) as { rows: { id: string; state: string }[] }
+    expect(tree.rows.map((r) => [r.id, r.state])).toEqual([['ghost', 'failed'], ['credentials', 'active']])
   })
 
   it('a profile whose rows all start and that no surface holds exits 0', async () => {
@@ -146,6 +164,9 @@ describe('dsh launcher', () => {
     expect([second.code, second.stdout, second.stderr]).toEqual([0, '', `stored the openai key in ${file}\n`])
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, providers: { deepseek: { apiKey: 'sk-e2e-one' }, openai: { apiKey: 'sk-e2e-two' } } })
+    const nosuch = await dsh(['login', '--provider', 'nosuch'], env, { input: 'sk-e2e-three' })
+    expect([nosuch.code, nosuch.stdout, nosuch.stderr]).toEqual([1, '', 'UNKNOWN_PROVIDER: unknown provider "nosuch"\n  hint: known providers: deepseek, openai, anthropic\n'])
+    expect(readFileSync(file, 'utf8')).not.toContain('nosuch')
     const empty = await dsh(['login'], env, { input: '' })
     expect([empty.code, empty.stderr]).toEqual([1, 'LOGIN_EMPTY: no key given\n  hint: type the key, or pipe it: printf %s "$KEY" | dsh login\n'])
   })

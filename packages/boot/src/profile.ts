@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DshError } from '@dsh/protocol'
 import { readJsonObject } from './resolve.js'
@@ -80,11 +80,21 @@ export function openProfile(home: string, name: string, create?: readonly string
   return { name, dir, packageFile, patchFile, bundles, created: false, notes }
 }
 
+/** Writes a new profile; on failure (a full disk) the half-made profile is removed and PROFILE_WRITE_FAILED thrown. */
 function createProfile(dir: string, name: string, bundles: readonly string[]): void {
-  mkdirSync(dir, { recursive: true })
-  const manifest = { name: `dsh-profile-${name}`, private: true, dsh: { profile: { version: PROFILE_VERSION, bundles: [...bundles] } } }
-  writeAtomic(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
-  if (!existsSync(join(dir, PATCH_FILE))) writeAtomic(join(dir, PATCH_FILE), patchTemplate(name))
+  const existed = existsSync(dir)
+  try {
+    mkdirSync(dir, { recursive: true })
+    const manifest = { name: `dsh-profile-${name}`, private: true, dsh: { profile: { version: PROFILE_VERSION, bundles: [...bundles] } } }
+    if (!existsSync(join(dir, PATCH_FILE))) writeAtomic(join(dir, PATCH_FILE), patchTemplate(name))
+    writeAtomic(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  } catch (cause) {
+    if (!existed) rmSync(dir, { recursive: true, force: true })
+    const errno = (cause as NodeJS.ErrnoException).code
+    throw new DshError('PROFILE_WRITE_FAILED', `creating profile ${name} in ${dir} failed: ${errno === 'ENOSPC' ? 'the disk is full (ENOSPC)' : (cause as Error).message}`, {
+      cause, hint: errno === 'ENOSPC' ? 'free some disk space, then run again' : `check the permissions of ${dir}`,
+    })
+  }
 }
 
 /** The commented example written into a new profile's `cordis.patch.yml`. */
@@ -153,6 +163,11 @@ export function writeProfileBundles(packageFile: string, bundles: readonly strin
 
 function writeAtomic(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`
-  writeFileSync(tmp, text)
-  renameSync(tmp, file)
+  try {
+    writeFileSync(tmp, text)
+    renameSync(tmp, file)
+  } catch (error) {
+    rmSync(tmp, { force: true })
+    throw error
+  }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
+import { DshError } from '@dsh/protocol'
 import { compose, Launcher, Mounter, snapshotTree, type PatchSource } from '../src/index.js'
 
 /** Plugin files written to a temp dir; rows name them relatively from a patch file there. */
@@ -36,20 +37,67 @@ export function apply(ctx) { ctx.provide('served', true) }`,
 const zodPlugin = fileURLToPath(new URL('./fixtures/zod-plugin.ts', import.meta.url))
 
 describe('Mounter', () => {
-  it('mounts rows, isolates failures and reports each with its reason', async () => {
+  it('a row that cannot load stops the apply before anything mounts; BOOT_FAILED names each such row', async () => {
+    const w = world()
+    const rows = compose([w.patch(`
+- insert:
+    - {id: hello, name: ./hello.mjs, config: {who: you}}
+    - {id: missing, name: '@nowhere/pkg/x'}
+    - {id: broken, name: ./broken.mjs}
+    - {id: empty, name: ./no-apply.mjs}
+    - {id: schema, name: ./schema.mjs, config: {port: "80"}}
+    - {id: typo, name: '${zodPlugin}', config: {limits: {max: 3}, lable: y}}
+    - {id: late, name: ./default-export.mjs}
+`)]).rows
+    const root = new Context()
+    const mounter = new Mounter({ root, searchDirs: [w.dir] })
+    const error = await mounter.apply(rows).catch((e: unknown) => e) as DshError
+    expect(error).toBeInstanceOf(DshError)
+    expect(error.code).toBe('BOOT_FAILED')
+    expect(error.message).toBe('rows missing, broken, empty, schema, typo failed to load; nothing was started or changed')
+    const failed = (error.data as { rows: { id: string; reason: string }[] }).rows
+    expect(failed.map((r) => [r.id, r.reason.split(':')[0]])).toEqual([
+      ['missing', 'MODULE_NOT_FOUND'], ['broken', 'IMPORT_FAILED'], ['empty', 'PLUGIN_INVALID'], ['schema', 'CONFIG_INVALID'], ['typo', 'CONFIG_INVALID'],
+    ])
+    expect(failed[4]!.reason).toContain('config.lable: unknown key (did you mean "label"?)')
+    // nothing ran: the good rows before and after the bad ones were not mounted
+    expect(root.get('hello', false)).toBeUndefined()
+    expect(root.get('dflt', false)).toBeUndefined()
+    expect(mounter.statuses()).toEqual([])
+    // marked optional, the same bad rows are reported and the good ones run
+    const lenient = rows.map((r) => (r.row.id === 'hello' || r.row.id === 'late' ? r : { ...r, row: { ...r.row, optional: true } }))
+    await mounter.apply(lenient)
+    expect(mounter.statuses().map((s) => [s.id, s.state])).toEqual([
+      ['hello', 'active'], ['missing', 'failed'], ['broken', 'failed'], ['empty', 'failed'], ['schema', 'failed'], ['typo', 'failed'], ['late', 'active'],
+    ])
+    await mounter.dispose()
+  })
+
+  it('a row whose apply throws stops the rows after it; the apply fails with BOOT_FAILED', async () => {
+    const w = world()
+    const rows = compose([w.patch('- insert:\n    - {id: hello, name: ./hello.mjs, config: {who: a}}\n    - {id: throws, name: ./throws.mjs}\n    - {id: dflt, name: ./default-export.mjs}\n')]).rows
+    const root = new Context()
+    const mounter = new Mounter({ root, searchDirs: [w.dir] })
+    await expect(mounter.apply(rows)).rejects.toMatchObject({ code: 'BOOT_FAILED', message: 'row throws failed to load; the run stops (rows after the first failure were not mounted)' })
+    expect(root.get('dflt', false)).toBeUndefined()
+    expect(mounter.statuses().map((s) => [s.id, s.state])).toEqual([['hello', 'active'], ['throws', 'failed']])
+    await mounter.dispose()
+  })
+
+  it('rows marked optional fail alone: each is reported with its reason and the rest keep running', async () => {
     const w = world()
     const rows = compose([w.patch(`
 - insert:
     - {id: hello, name: ./hello.mjs, config: {who: you}}
     - {id: polite, name: ./needs-hello.mjs}
     - {id: ghost, name: ./needs-ghost.mjs}
-    - {id: missing, name: '@nowhere/pkg/x'}
-    - {id: throws, name: ./throws.mjs}
-    - {id: broken, name: ./broken.mjs}
-    - {id: empty, name: ./no-apply.mjs}
+    - {id: missing, name: '@nowhere/pkg/x', optional: true}
+    - {id: throws, name: ./throws.mjs, optional: true}
+    - {id: broken, name: ./broken.mjs, optional: true}
+    - {id: empty, name: ./no-apply.mjs, optional: true}
     - {id: dflt, name: ./default-export.mjs}
-    - {id: schema, name: ./schema.mjs, config: {port: "80"}}
-    - {id: zod, name: '${zodPlugin}', config: {limits: {max: "3"}}}
+    - {id: schema, name: ./schema.mjs, config: {port: "80"}, optional: true}
+    - {id: zod, name: '${zodPlugin}', config: {limits: {max: "3"}}, optional: true}
     - {id: off, name: ./throws.mjs, disabled: true}
 `)]).rows
     const root = new Context()
@@ -61,16 +109,16 @@ describe('Mounter', () => {
       { id: 'hello', name: './hello.mjs', state: 'active' },
       { id: 'polite', name: './needs-hello.mjs', state: 'active' },
       { id: 'ghost', name: './needs-ghost.mjs', state: 'pending', waitingFor: ['ghost'] },
-      { id: 'missing', name: '@nowhere/pkg/x', state: 'failed', reason: 'MODULE_NOT_FOUND: cannot find package @nowhere/pkg (hint: install it into the profile: dsh plugin --profile <name> add @nowhere/pkg)' },
-      { id: 'throws', name: './throws.mjs', state: 'failed', reason: 'PLUGIN_FAILED: row throws (./throws.mjs) failed to start: boom in apply' },
-      { id: 'broken', name: './broken.mjs', state: 'failed', reason: expect.stringMatching(/^IMPORT_FAILED: cannot import .*broken\.mjs: /) },
-      { id: 'empty', name: './no-apply.mjs', state: 'failed', reason: `PLUGIN_INVALID: ${join(w.dir, 'no-apply.mjs')} exports no plugin (expected \`apply(ctx, config)\`, or a default export with one)` },
+      { id: 'missing', name: '@nowhere/pkg/x', optional: true, state: 'failed', reason: 'MODULE_NOT_FOUND: cannot find package @nowhere/pkg (hint: install it into the profile: dsh plugin --profile <name> add @nowhere/pkg)' },
+      { id: 'throws', name: './throws.mjs', optional: true, state: 'failed', reason: 'PLUGIN_FAILED: row throws (./throws.mjs) failed to start: boom in apply' },
+      { id: 'broken', name: './broken.mjs', optional: true, state: 'failed', reason: expect.stringMatching(/^IMPORT_FAILED: cannot import .*broken\.mjs: /) },
+      { id: 'empty', name: './no-apply.mjs', optional: true, state: 'failed', reason: `PLUGIN_INVALID: ${join(w.dir, 'no-apply.mjs')} exports no plugin (expected \`apply(ctx, config)\`, or a default export with one)` },
       { id: 'dflt', name: './default-export.mjs', state: 'active' },
-      { id: 'schema', name: './schema.mjs', state: 'failed', reason: `CONFIG_INVALID: row schema (./schema.mjs) set in ${file}: config.port: expected a number (hint: fix the config of row schema (replace it whole with \`- id: schema\` and \`config:\` in a patch file))` },
-      { id: 'zod', name: zodPlugin, state: 'failed', reason: expect.stringContaining(`CONFIG_INVALID: row zod (${zodPlugin}) set in ${file}: config.limits.max: Invalid input: expected number, received string`) },
+      { id: 'schema', name: './schema.mjs', optional: true, state: 'failed', reason: `CONFIG_INVALID: row schema (./schema.mjs) set in ${file}: config.port: expected a number (hint: fix the config of row schema (replace it whole with \`- id: schema\` and \`config:\` in a patch file))` },
+      { id: 'zod', name: zodPlugin, optional: true, state: 'failed', reason: expect.stringContaining(`CONFIG_INVALID: row zod (${zodPlugin}) set in ${file}: config.limits.max: Invalid input: expected number, received string`) },
       { id: 'off', name: './throws.mjs', state: 'disabled' },
     ])
-    expect(mounter.healthy()).toBe(false)
+    expect(mounter.healthy()).toBe(false) // ghost is pending
     expect((root.get('polite') as { say(): string }).say()).toBe('hi you!')
     await mounter.dispose()
     expect(root.get('hello', false)).toBeUndefined()

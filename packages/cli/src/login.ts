@@ -1,4 +1,4 @@
-import { credentialsFile, setCredential } from '@dsh/core/credentials'
+import { BUILTIN_PROVIDERS, credentialsFile, readCredentials, setCredential } from '@dsh/core/credentials'
 import { DshError } from '@dsh/protocol'
 import type { Args } from './args.js'
 import type { LaunchEnv } from './env.js'
@@ -9,11 +9,16 @@ import type { LaunchEnv } from './env.js'
  * (mode 0600, atomic write). The key is never printed.
  */
 export async function login(args: Extract<Args, { type: 'login' }>, launch: LaunchEnv): Promise<number> {
+  const file = credentialsFile(launch.home)
+  // a key is stored only for a provider dsh knows (built in, or already in the store)
+  const known = [...new Set([...BUILTIN_PROVIDERS.map((p) => p.id), ...Object.keys(readCredentials(file).value.providers)])]
+  if (!known.includes(args.provider)) {
+    throw new DshError('UNKNOWN_PROVIDER', `unknown provider "${args.provider}"`, { hint: `known providers: ${known.join(', ')}` })
+  }
   const stdin = process.stdin
   const key = (stdin.isTTY ? await readHidden(`API key for ${args.provider}: `) : await readAll(stdin)).trim()
   if (!key) throw new DshError('LOGIN_EMPTY', 'no key given', { hint: 'type the key, or pipe it: printf %s "$KEY" | dsh login' })
   if (/\s/.test(key)) throw new DshError('LOGIN_INVALID', 'the key contains whitespace', { hint: 'give the key alone, on one line' })
-  const file = credentialsFile(launch.home)
   setCredential(file, args.provider, { apiKey: key })
   launch.io.stderr.write(`stored the ${args.provider} key in ${file}\n`)
   return 0

@@ -17,7 +17,7 @@ export function printError(io: Io, error: unknown, prefix = ''): void {
 /** One line per row that is not healthy: `row <id> (<name>): <reason>` or `waiting for <services>`. */
 export function rowReport(statuses: readonly RowStatus[]): string[] {
   return statuses.flatMap((s) => {
-    if (s.state === 'failed') return [`row ${s.id} (${s.name}): ${s.reason ?? 'failed'}`]
+    if (s.state === 'failed') return [`${s.optional ? 'optional ' : ''}row ${s.id} (${s.name}): ${s.reason ?? 'failed'}`]
     if (s.state === 'pending') return [`row ${s.id} (${s.name}): waiting for ${s.waitingFor?.length ? s.waitingFor.join(', ') : 'its services'}`]
     if (s.state === 'loading') return [`row ${s.id} (${s.name}): still loading`]
     return []

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal } from '@dsh/boot'
+import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
+import { isDshError } from '@dsh/protocol'
 import { DEFAULT_PROFILE, type Args } from './args.js'
 import type { LaunchEnv } from './env.js'
 import { installLogExporter, printError, rowReport } from './output.js'
@@ -56,12 +57,22 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   let watcher: { close(): void } | undefined
   let reloads: Promise<void> = Promise.resolve()
   try {
-    const booted = await Promise.race([mounter.apply(composition.rows).then(() => true), launcher.exited.then(() => false)])
+    const booting = mounter.apply(composition.rows).then(() => true)
+    const booted = await Promise.race([booting, launcher.exited.then(() => false)]).catch((error: unknown) => error)
+    if (booted !== true && booted !== false) {
+      // fail closed: a row that cannot load (not optional) stops the run before it starts
+      for (const line of rowReport(failedRows(booted))) io.stderr.write(`${line}\n`)
+      debugStacks(launch, mounter, composition.rows)
+      printError(io, booted)
+      reporter.write('boot', booted)
+      return 1
+    }
     // A surface may finish (exit) before the last row settled: report what failed so far.
     const statuses = mounter.statuses().filter((s) => booted || s.state === 'failed')
     for (const line of rowReport(statuses)) io.stderr.write(`${line}\n`)
     debugStacks(launch, mounter, composition.rows)
     reporter.write('boot')
+    if (!booted) booting.catch(() => undefined)
     if (booted) {
       launcher.markReady()
       // Nothing holds the process: exit once any reload in flight has settled
@@ -112,7 +123,16 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
       reporter.write('reload', new Error(`pinned: ${pins.join('; ')}`))
       return
     }
-    const result = await mounter.apply(rows)
+    let result: Awaited<ReturnType<Mounter['apply']>>
+    try {
+      result = await mounter.apply(rows)
+    } catch (error) {
+      io.stderr.write(`reload of ${changed} failed:\n`)
+      for (const line of rowReport(failedRows(error))) io.stderr.write(`  ${line}\n`)
+      printError(io, error, '  ')
+      reporter.write('reload', error)
+      return
+    }
     const parts = [['added', result.added], ['removed', result.removed], ['re-mounted', result.remounted]] as const
     const summary = parts.filter(([, ids]) => ids.length).map(([what, ids]) => `${what} ${ids.join(', ')}`).join('; ')
     io.stderr.write(`reloaded ${changed}: ${summary || 'no row changed'}\n`)
@@ -121,6 +141,12 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
     debugStacks(launch, mounter, rows.filter((r) => touched.has(r.row.id)))
     reporter.write('reload')
   }
+}
+
+/** The failed rows a BOOT_FAILED error carries (`data.rows`). */
+function failedRows(error: unknown): RowStatus[] {
+  const rows = isDshError(error) ? (error.data as { rows?: Omit<RowStatus, 'state'>[] } | undefined)?.rows : undefined
+  return (rows ?? []).map((r) => ({ ...r, state: 'failed' as const }))
 }
 
 /** Lets a running reload finish, disposes every row, then the root; waits at most SHUTDOWN_WAIT_MS. */

@@ -32,8 +32,14 @@ describe('@dsh/core/settings', () => {
     expect(seen).toEqual([{ version: 1, model: 'b' }])
   })
 
-  it('a damaged file keeps the last good settings and logs the file and key', async () => {
+  it('a damaged file at start fails the plugin (nothing runs on defaults); damaged later, the last good settings stay', async () => {
     const file = join(dir(), 'settings.yaml')
+    writeFileSync(file, 'permissionMode: read-only\nmodel: 5\n')
+    const bad = new Context()
+    roots.push(bad)
+    await expect(bad.plugin(settingsPlugin, { file })).rejects.toMatchObject({ code: 'SETTINGS_INVALID' })
+    expect(bad.get('settings', false)).toBeUndefined()
+
     writeFileSync(file, 'default_model: a\n')
     const root = new Context()
     roots.push(root)
@@ -44,9 +50,8 @@ describe('@dsh/core/settings', () => {
     await vi.waitFor(() => expect(root.settings.error?.code).toBe('SETTINGS_INVALID'), { timeout: 3000 })
     expect(root.settings.get()).toEqual({ version: 1, model: 'a' })
     expect(lines).toEqual([
-      `warn [settings] ${file}: read settings format v0 (no version) as v1; the file is rewritten in v1 the next time dsh saves it`,
-      `warn [settings] ${file}: key default_model is now model; using its value`,
-      `warn [settings] SETTINGS_INVALID: ${file}: key model: Invalid input: expected string, received array\n  hint: fix or remove model in ${file}`,
+      `warn [settings] ${file}: key default_model is now model; the file was migrated to format v1`,
+      `warn [settings] SETTINGS_INVALID: ${file}: key model: Invalid input: expected string, received array (accepted: a model id (e.g. deepseek-chat))\n  hint: fix or remove model in ${file}`,
     ])
   })
 })

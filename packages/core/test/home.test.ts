@@ -27,36 +27,49 @@ describe('home paths', () => {
 })
 
 describe('settings.yaml', () => {
-  it('reads v1 and keeps unknown keys for other plugins', () => {
-    expect(parseSettings('version: 1\nmodel: deepseek-chat\nprovider: deepseek\ntheme: dark\n', '/s.yaml')).toEqual({
-      value: { version: 1, model: 'deepseek-chat', provider: 'deepseek', theme: 'dark' }, notes: [],
+  it('reads v1; a file without version: and no old keys is read as v1 with no note', () => {
+    expect(parseSettings('version: 1\nmodel: deepseek-chat\nprovider: deepseek\npermissionMode: read-only\nreasoningEffort: high\n', '/s.yaml')).toEqual({
+      value: { version: 1, model: 'deepseek-chat', provider: 'deepseek', permissionMode: 'read-only', reasoningEffort: 'high' }, notes: [],
     })
+    expect(parseSettings('model: m\n', '/s.yaml')).toEqual({ value: { version: 1, model: 'm' }, notes: [] })
   })
 
-  it('migrates the unversioned v0 layout and its renamed keys, saying so', () => {
-    expect(parseSettings('default_model: m1\ndefault_provider: p1\npermission_mode: read-only\nreasoning_effort: high\n', '/s.yaml')).toEqual({
-      value: { version: 1, model: 'm1', provider: 'p1', permissionMode: 'read-only', reasoningEffort: 'high' },
-      notes: [
-        '/s.yaml: read settings format v0 (no version) as v1; the file is rewritten in v1 the next time dsh saves it',
-        '/s.yaml: key default_provider is now provider; using its value',
-        '/s.yaml: key default_model is now model; using its value',
-        '/s.yaml: key permission_mode is now permissionMode; using its value',
-        '/s.yaml: key reasoning_effort is now reasoningEffort; using its value',
-      ],
-    })
-    expect(parseSettings('version: 1\nmodel: new\ndefault_model: old\n', '/s.yaml')).toEqual({
-      value: { version: 1, model: 'new' }, notes: ['/s.yaml: key default_model is obsolete and ignored (model is set)'],
-    })
+  it('migrates the old snake_case keys once: the file is rewritten (comments kept) and the next read says nothing', () => {
+    const file = join(dir(), 'settings.yaml')
+    writeFileSync(file, '# mine\ndefault_model: m1 # the model\ndefault_provider: p1\npermission_mode: read-only\nreasoning_effort: high\n', { mode: 0o640 })
+    const first = readSettings(file)
+    expect(first.value).toEqual({ version: 1, model: 'm1', provider: 'p1', permissionMode: 'read-only', reasoningEffort: 'high' })
+    expect(first.notes).toEqual([
+      `${file}: key default_provider is now provider; the file was migrated to format v1`,
+      `${file}: key default_model is now model; the file was migrated to format v1`,
+      `${file}: key permission_mode is now permissionMode; the file was migrated to format v1`,
+      `${file}: key reasoning_effort is now reasoningEffort; the file was migrated to format v1`,
+    ])
+    const text = readFileSync(file, 'utf8')
+    expect(text).toContain('# mine')
+    expect(text).toContain('model: m1 # the model')
+    expect(statSync(file).mode & 0o777).toBe(0o640)
+    expect(readSettings(file)).toEqual({ value: first.value, notes: [] })
   })
 
-  it('a damaged file is an error naming the file and the key', () => {
+  it('fails closed: an unknown key or a bad value names the file, the key and the accepted values', () => {
     expect([
       failure(() => parseSettings('version: 1\nmodel: 3\n', '/s.yaml')),
+      failure(() => parseSettings('permissionMode: read-only\nmodel: 5\n', '/s.yaml')),
+      failure(() => parseSettings('version: 1\npermisionMode: read-only\n', '/s.yaml')),
+      failure(() => parseSettings('version: 1\nreasoningEffort: extreme\n', '/s.yaml')),
+      failure(() => parseSettings('version: 1\npermissionMode: yolo\n', '/s.yaml')),
+      failure(() => parseSettings('version: 1\nmodel: new\ndefault_model: old\n', '/s.yaml')),
       failure(() => parseSettings('version: 2\n', '/s.yaml')),
       failure(() => parseSettings('- a\n', '/s.yaml')),
       failure(() => parseSettings('model: [\n', '/s.yaml')),
     ]).toEqual([
-      'SETTINGS_INVALID: /s.yaml: key model: Invalid input: expected string, received number',
+      'SETTINGS_INVALID: /s.yaml: key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))',
+      'SETTINGS_INVALID: /s.yaml: key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))',
+      'SETTINGS_INVALID: /s.yaml: key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort',
+      'SETTINGS_INVALID: /s.yaml: key reasoningEffort: invalid value (accepted: off, low, medium, high, max)',
+      'SETTINGS_INVALID: /s.yaml: key permissionMode: invalid value (accepted: read-only, workspace-write, danger-full-access)',
+      'SETTINGS_INVALID: /s.yaml: key default_model: obsolete key (now model), and model is set too; remove default_model',
       'SETTINGS_INVALID: /s.yaml: key version: 2 is newer than this dsh reads (1); upgrade dsh',
       'SETTINGS_INVALID: /s.yaml: key (top level): expected a mapping of settings',
       'SETTINGS_INVALID: /s.yaml:2:1: Flow sequence in block collection must be sufficiently indented and end with a ]',

@@ -215,7 +215,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
     // a turn cut at the token limit still shows what it wrote
     if (outcome.reason === 'max-tokens' && outcome.text && !args.json) out(outcome.text)
     const error = outcome.error ?? { code: outcome.reason.toUpperCase().replace('-', '_'), message: `the turn ended: ${outcome.reason}` }
-    err(`${error.code}: ${error.message}`)
+    err(`${error.code}: ${error.message}${'hint' in error && error.hint ? `\n  hint: ${error.hint}` : ''}`)
     return EXIT.failed
   } finally {
     disposeSignal()

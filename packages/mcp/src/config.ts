@@ -10,8 +10,13 @@ const Common = {
   connectTimeoutMs: z.number().int().positive().optional(),
 }
 
+function unknownKey(issue: { code?: string; keys?: string[] }): string | undefined {
+  if (issue.code !== 'unrecognized_keys') return undefined
+  return `unknown key ${(issue.keys ?? []).map((k) => JSON.stringify(k)).join(', ')} in a server entry (stdio: type, command, args, env, cwd, timeoutMs, trusted, connectTimeoutMs; http: type, url, headers, timeoutMs, trusted, connectTimeoutMs)`
+}
+
 /** A server started as a child process speaking MCP on stdin/stdout. `type` may be left out. */
-export const StdioServerSpec = z.object({
+export const StdioServerSpec = z.strictObject({
   type: z.literal('stdio').default('stdio'),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
@@ -21,20 +26,22 @@ export const StdioServerSpec = z.object({
   /** Per-call timeout for this server; defaults to the plugin's `timeoutMs`. */
   timeoutMs: z.number().int().positive().optional(),
   ...Common,
-})
+}, { error: unknownKey })
 
 /** A server reached over streamable HTTP. */
-export const HttpServerSpec = z.object({
+export const HttpServerSpec = z.strictObject({
   type: z.literal('http'),
   url: z.url({ protocol: /^https?$/ }),
   headers: Env.default({}),
   timeoutMs: z.number().int().positive().optional(),
   ...Common,
-})
+}, { error: unknownKey })
 
-export const ServerSpec = z.union([StdioServerSpec, HttpServerSpec])
+const Spec = z.discriminatedUnion('type', [StdioServerSpec, HttpServerSpec])
+/** An entry without `type` is a stdio server; unknown keys are errors naming the accepted ones. */
+export const ServerSpec = z.preprocess((v) => (v && typeof v === 'object' && !Array.isArray(v) && !('type' in v) ? { type: 'stdio', ...v } : v), Spec)
 /** A server spec as written (defaults not yet applied). */
-export type ServerSpecInput = z.input<typeof ServerSpec>
+export type ServerSpecInput = z.input<typeof Spec>
 export type ServerSpec = z.output<typeof ServerSpec>
 
 export const Config = z.object({

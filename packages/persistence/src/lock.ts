@@ -37,9 +37,13 @@ export async function acquireLock(lockPath: string, sessionId: string): Promise<
       const handle = await open(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644)
       try {
         await handle.writeFile(text)
-      } finally {
-        await handle.close()
+      } catch (error) {
+        // a lock that could not be written (full disk) is not left behind, empty
+        await handle.close().catch(() => undefined)
+        await unlink(lockPath).catch(() => undefined)
+        throw error
       }
+      await handle.close()
       return () => releaseLock(lockPath, text)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error

@@ -4,6 +4,7 @@ import { DshError } from '@dsh/protocol'
 import type { SessionEvent } from '@dsh/protocol'
 import type { SessionSink } from '@dsh/core'
 import { serializeEvent } from './format.js'
+import { writeFailed } from './write-error.js'
 
 /** Writes all of `data` at the end of the file (O_APPEND): one `write` unless the kernel writes short. */
 export async function appendAll(handle: FileHandle, data: Buffer): Promise<void> {
@@ -27,6 +28,8 @@ export async function syncPath(path: string): Promise<void> {
 export interface JsonlSinkOptions {
   id: string
   handle: FileHandle
+  /** The file's length: the end of its last whole record. */
+  size: number
   /** `<id>.meta.json`: rewritten (temp + rename, not fsynced: it is a cache) when a flush carries a `session/title`. */
   metaPath: string
   release: () => Promise<void>
@@ -37,15 +40,19 @@ export interface JsonlSinkOptions {
  * The JSONL sink of one session. `write` serializes and buffers one line; `flush` issues one
  * append-only write for the whole batch and fsyncs the file; flushes run one at a time, in
  * call order, so a resolved flush covers every write made before it was called. A failed
- * write breaks the sink: later writes and flushes throw SESSION_WRITE_FAILED (the file may
- * end in a torn line, which the next load drops). `close` flushes, closes the file and
- * releases the lock; it is idempotent.
+ * write or fsync (ENOSPC, EIO) truncates the file back to the end of its last whole record,
+ * fsyncs it and breaks the sink: that flush and every later write and flush throw the same
+ * SESSION_WRITE_FAILED (no retry after a failed fsync). `close` flushes, closes the file
+ * and releases the lock; it is idempotent.
  */
 export class JsonlSink implements SessionSink {
   private readonly pending: string[] = []
   private readonly state: { chain: Promise<void>; title?: string; failure?: DshError; closing?: Promise<void> } = { chain: Promise.resolve() }
+  private size: number
 
-  constructor(private readonly options: JsonlSinkOptions) {}
+  constructor(private readonly options: JsonlSinkOptions) {
+    this.size = options.size
+  }
 
   write(event: SessionEvent): void {
     if (this.state.closing) throw new DshError('SESSION_CLOSED', `session ${this.options.id}: the sink is closed`)
@@ -63,10 +70,12 @@ export class JsonlSink implements SessionSink {
     return run
   }
 
+  /** A write failure already thrown to a flush is not thrown again here (it was reported once). */
   close(): Promise<void> {
     this.state.closing ??= (async () => {
+      const reported = this.state.failure
       try {
-        await this.flush()
+        await this.flush().catch((error: unknown) => { if (error !== reported) throw error })
       } finally {
         await this.options.handle.close().catch(() => undefined)
         await this.options.release()
@@ -85,10 +94,11 @@ export class JsonlSink implements SessionSink {
     try {
       await appendAll(this.options.handle, batch)
       await this.options.handle.sync()
+      this.size += batch.length
     } catch (cause) {
-      this.state.failure = new DshError('SESSION_WRITE_FAILED', `session ${this.options.id}: writing the log failed: ${(cause as Error).message}`, {
-        cause, hint: 'check free disk space and permissions; the session must be reopened',
-      })
+      // back to the last record boundary: no torn line for the next load to drop
+      await this.options.handle.truncate(this.size).then(() => this.options.handle.sync()).catch(() => undefined)
+      this.state.failure = writeFailed(this.options.id, 'writing the log', cause)
       throw this.state.failure
     }
     if (title !== undefined) await writeMeta(this.options.metaPath, { title }).catch((error: Error) => this.options.onWarning(`could not update ${this.options.metaPath}: ${error.message}`))

@@ -6,7 +6,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Service } from '@deepseek-ai/cordis'
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, SESSION_FORMAT_VERSION } from '@dsh/protocol'
+import { DshError, isDshError, SESSION_FORMAT_VERSION } from '@dsh/protocol'
 import type { SessionEvent, SessionHeader } from '@dsh/protocol'
 import { assertSessionId, isValidSessionId, latestTitle } from '@dsh/core'
 import type { LoadedSession, SessionInfo, SessionSink, SessionStore } from '@dsh/core'
@@ -15,6 +15,7 @@ import { acquireLock, inspectLock } from './lock.js'
 import { readSessionInfo } from './listing.js'
 import { appendAll, JsonlSink, syncPath, writeMeta } from './sink.js'
 import type { SessionMeta } from './sink.js'
+import { writeFailed } from './write-error.js'
 
 export interface JsonlStoreConfig {
   /** Defaults to `${DSH_HOME ?? ~/.dsh}/sessions`. */
@@ -52,10 +53,15 @@ export class JsonlSessionStore extends Service implements SessionStore {
     this.logger = ctx.logger('persistence')
   }
 
+  /** On a failure nothing is left behind (no file, no lock); write errors are SESSION_WRITE_FAILED. */
   async create(header: SessionHeader): Promise<SessionSink> {
     const paths = sessionPaths(this.dir, header.id)
-    await mkdir(this.dir, { recursive: true, mode: 0o700 })
-    const release = await acquireLock(paths.lock, header.id)
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 })
+    } catch (error) {
+      throw writeFailed(header.id, `creating ${this.dir}`, error, false)
+    }
+    const release = await acquireLock(paths.lock, header.id).catch((error: unknown) => { throw isDshError(error) ? error : writeFailed(header.id, `taking the lock ${paths.lock}`, error, false) })
     let handle: FileHandle
     try {
       handle = await open(paths.file, APPEND | constants.O_CREAT | constants.O_EXCL, 0o600)
@@ -64,25 +70,26 @@ export class JsonlSessionStore extends Service implements SessionStore {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new DshError('SESSION_EXISTS', `session ${header.id} already exists (${paths.file})`)
       }
-      throw error
+      throw writeFailed(header.id, `creating ${paths.file}`, error, false)
     }
+    const head = Buffer.from(serializeHeader(header))
     try {
-      await appendAll(handle, Buffer.from(serializeHeader(header)))
+      await appendAll(handle, head)
       await handle.sync()
       await syncPath(this.dir)
     } catch (error) {
       await handle.close().catch(() => undefined)
       await unlink(paths.file).catch(() => undefined)
       await release()
-      throw error
+      throw writeFailed(header.id, `writing ${paths.file}`, error, false)
     }
-    return this.track(header.id, handle, paths.meta, release)
+    return this.track(header.id, handle, head.length, paths.meta, release)
   }
 
   async open(id: string): Promise<LoadedSession & { sink: SessionSink }> {
     const paths = sessionPaths(this.dir, id)
     await this.mustExist(id, paths.file)
-    const release = await acquireLock(paths.lock, id)
+    const release = await acquireLock(paths.lock, id).catch((error: unknown) => { throw isDshError(error) ? error : writeFailed(id, `taking the lock ${paths.lock}`, error) })
     try {
       const parsed = parseSessionFile(await readFile(paths.file), paths.file, id)
       const notices = parsed.notices
@@ -93,17 +100,20 @@ export class JsonlSessionStore extends Service implements SessionStore {
         notices.push(line)
       }
       const handle = await open(paths.file, APPEND)
+      let size: number
       try {
         if (parsed.version === SESSION_FORMAT_VERSION && parsed.tornBytes > 0) {
           await handle.truncate(parsed.validBytes)
           await handle.sync()
         }
-        await this.refreshMeta(paths.meta, parsed.events)
+        size = (await handle.stat()).size
+        // a title cache that cannot be written (full disk) is rebuilt next time
+        await this.refreshMeta(paths.meta, parsed.events).catch((error: Error) => this.logger.warn(`could not update ${paths.meta}: ${error.message}`))
       } catch (error) {
         await handle.close()
-        throw error
+        throw writeFailed(id, `repairing ${paths.file}`, error)
       }
-      const sink = this.track(id, handle, paths.meta, release)
+      const sink = this.track(id, handle, size, paths.meta, release)
       return { header: parsed.header, events: parsed.events, notices, sink }
     } catch (error) {
       await release()
@@ -183,9 +193,9 @@ export class JsonlSessionStore extends Service implements SessionStore {
     }
   }
 
-  private track(id: string, handle: FileHandle, metaPath: string, release: () => Promise<void>): JsonlSink {
+  private track(id: string, handle: FileHandle, size: number, metaPath: string, release: () => Promise<void>): JsonlSink {
     const sink: JsonlSink = new JsonlSink({
-      id, handle, metaPath,
+      id, handle, size, metaPath,
       release: async () => {
         this.sinks.delete(sink)
         await release()

@@ -33,10 +33,12 @@ export function formatError(error: unknown): string {
 export interface ErrorInfo {
   code: string
   message: string
+  /** What the user can do about it (a DshError's hint). */
+  hint?: string
 }
 
 export function errorInfo(error: unknown): ErrorInfo {
-  if (isDshError(error)) return { code: error.code, message: error.message }
+  if (isDshError(error)) return error.hint ? { code: error.code, message: error.message, hint: error.hint } : { code: error.code, message: error.message }
   if (error instanceof Error) return { code: 'INTERNAL', message: error.message }
   return { code: 'INTERNAL', message: String(error) }
 }

@@ -25,7 +25,7 @@ export function composeParsed(files: readonly { source: PatchSource; entries: re
           const existing = rows.get(row.id)
           if (existing) {
             throw new DshError('ROW_DUPLICATE', `${file}:${line}: row ${q(row.id)} is already inserted by ${existing.insertedBy}`, {
-              hint: `to change that row, replace its keys with \`- id: ${row.id}\` plus the keys (name, config, disabled, group)`,
+              hint: `to change that row, replace its keys with \`- id: ${row.id}\` plus the keys (name, config, disabled, group, optional)`,
               data: { file, line, row: row.id, other: existing.insertedBy },
             })
           }
@@ -56,6 +56,11 @@ export function composeParsed(files: readonly { source: PatchSource; entries: re
           if (set.group === null || set.group === undefined) delete target.row.group
           else target.row.group = set.group
           keys.push('group')
+        }
+        if ('optional' in set) {
+          if (set.optional === null || set.optional === undefined) delete target.row.optional
+          else target.row.optional = set.optional
+          keys.push('optional')
         }
         const last = target.changes.at(-1)
         if (last && last.file === file) last.keys = [...new Set([...last.keys, ...keys])]

@@ -53,6 +53,7 @@ function dumpRow(row: ComposedRow): Row {
   if (row.row.config !== undefined) out.config = redactSecrets(row.row.config)
   if (row.row.disabled !== undefined) out.disabled = row.row.disabled
   if (row.row.group !== undefined) out.group = row.row.group
+  if (row.row.optional !== undefined) out.optional = row.row.optional
   return out
 }
 

@@ -47,7 +47,7 @@ function checkRow(file: string, line: number, value: unknown): Row {
   const id = raw.id
   if (typeof id !== 'string' || id === '') throw invalid(file, line, `row without an \`id\`${typeof raw.name === 'string' ? ` (name ${q(raw.name)})` : ''}`, { key: 'id' })
   for (const key of Object.keys(raw)) {
-    if (key !== 'id' && !(ROW_KEYS as readonly string[]).includes(key)) throw invalid(file, line, `row ${q(id)}: unknown key ${q(key)} (a row has id, name, config, disabled, group)`, { row: id, key })
+    if (key !== 'id' && !(ROW_KEYS as readonly string[]).includes(key)) throw invalid(file, line, `row ${q(id)}: unknown key ${q(key)} (a row has id, name, config, disabled, group, optional)`, { row: id, key })
   }
   if (typeof raw.name !== 'string' || raw.name === '') throw invalid(file, line, `row ${q(id)}: \`name\` must be a module name (e.g. @dsh/core/tools)`, { row: id, key: 'name' })
   const row: Row = { id, name: raw.name }
@@ -60,6 +60,10 @@ function checkRow(file: string, line: number, value: unknown): Row {
     if (typeof raw.group !== 'string') throw invalid(file, line, `row ${q(id)}: \`group\` must be a string`, { row: id, key: 'group' })
     row.group = raw.group
   }
+  if (raw.optional !== undefined && raw.optional !== null) {
+    if (typeof raw.optional !== 'boolean') throw invalid(file, line, `row ${q(id)}: \`optional\` must be true or false`, { row: id, key: 'optional' })
+    row.optional = raw.optional
+  }
   return row
 }
 
@@ -67,7 +71,7 @@ function checkReplace(file: string, line: number, index: number, raw: Record<str
   const id = raw.id
   if (typeof id !== 'string' || id === '') throw invalid(file, line, `entry ${index + 1}: \`id\` must be a non-empty string`, { key: 'id' })
   const keys = Object.keys(raw).filter((k) => k !== 'id')
-  if (!keys.length) throw invalid(file, line, `entry ${index + 1}: \`- id: ${id}\` names no key to replace (give name, config, disabled or group)`, { row: id })
+  if (!keys.length) throw invalid(file, line, `entry ${index + 1}: \`- id: ${id}\` names no key to replace (give name, config, disabled, group or optional)`, { row: id })
   const set: RowPatch = {}
   for (const key of keys) {
     const v = raw[key]
@@ -87,8 +91,12 @@ function checkReplace(file: string, line: number, index: number, raw: Record<str
         if (typeof v !== 'string' && v !== null) throw invalid(file, line, `row ${q(id)}: \`group\` must be a string`, { row: id, key })
         set.group = v
         break
+      case 'optional':
+        if (typeof v !== 'boolean' && v !== null) throw invalid(file, line, `row ${q(id)}: \`optional\` must be true or false`, { row: id, key })
+        set.optional = v
+        break
       default:
-        throw invalid(file, line, `row ${q(id)}: unknown key ${q(key)} (a replacement may set name, config, disabled, group)`, { row: id, key })
+        throw invalid(file, line, `row ${q(id)}: unknown key ${q(key)} (a replacement may set name, config, disabled, group, optional)`, { row: id, key })
     }
   }
   return { id, set }

@@ -10,11 +10,13 @@ export interface Row {
   config?: unknown
   disabled?: boolean
   group?: string
+  /** A row that may fail to load without stopping the run (its failure is reported). */
+  optional?: boolean
 }
 
 /** The keys a `- id: X` entry may replace (wholesale, no deep merge). */
-export type RowKey = 'name' | 'config' | 'disabled' | 'group'
-export const ROW_KEYS: readonly RowKey[] = ['name', 'config', 'disabled', 'group']
+export type RowKey = 'name' | 'config' | 'disabled' | 'group' | 'optional'
+export const ROW_KEYS: readonly RowKey[] = ['name', 'config', 'disabled', 'group', 'optional']
 
 /** One patch file's text and where it came from. `label` says which layer it is (e.g. `bundle @dsh/bundle-base`). */
 export interface PatchSource {
@@ -32,7 +34,7 @@ export type PatchEntry =
   | { type: 'replace'; index: number; line: number; id: string; set: RowPatch }
 
 /** Keys set by a replacement; `null` in YAML means "remove this key" (not allowed for `name`). */
-export type RowPatch = { name?: string; config?: unknown; disabled?: boolean | null; group?: string | null }
+export type RowPatch = { name?: string; config?: unknown; disabled?: boolean | null; group?: string | null; optional?: boolean | null }
 
 /** Which file changed which keys of a row. */
 export interface RowChange {

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
-import { DshError } from '@dsh/protocol'
+import { DshError, didYouMean } from '@dsh/protocol'
 import { rowFiles } from '../compose/compose.js'
 import { absoluteName } from '../compose/dump.js'
 import type { ComposedRow } from '../compose/types.js'
@@ -11,9 +11,13 @@ import { configError, fromValidationError, pluginError, reasonOf, type SchemaIss
  * Mounts composed rows into a cordis tree and applies later compositions as a
  * difference (config-only reload). Each enabled row is imported and loaded with
  * `ctx.plugin(module, config)` under the root (its logger named after the row id).
- * A failing row (module not found, import error, bad config, throwing apply) is
- * recorded with its reason and never stops the other rows; rows whose services
- * never appear stay pending and report what they wait for.
+ * Fail closed: every row to mount is resolved, imported and its config validated
+ * before anything is disposed or mounted; a failure there (module not found, import
+ * error, no plugin, bad or unknown config key) throws BOOT_FAILED listing each failed
+ * row, and the tree is left as it was. A row whose `apply` throws stops the rows after
+ * it from mounting and fails the apply the same way. A row marked `optional: true` is
+ * the exception: its failure is recorded (state `failed`, reported) and the rest go on.
+ * Rows whose services never appear stay pending and report what they wait for.
  */
 export type RowState = 'active' | 'pending' | 'loading' | 'failed' | 'disabled'
 
@@ -23,6 +27,8 @@ export interface RowStatus {
   state: RowState
   /** `CODE: message` for failed rows. */
   reason?: string
+  /** The row is marked `optional: true` (its failure does not stop the run). */
+  optional?: true
   /** For pending rows: the injected services that are not provided. */
   waitingFor?: string[]
   /** The files that produced or changed the row. */
@@ -76,6 +82,14 @@ export class Mounter {
    * the tree to settle. Unchanged rows are left alone.
    */
   async apply(rows: readonly ComposedRow[]): Promise<ApplyResult> {
+    const changed = rows.filter((r) => this.entries.get(r.row.id)?.signature !== signature(r))
+    // Imports run in parallel, before anything is touched; plugins load one by one in row order.
+    const loaded = new Map(await Promise.all(changed.map(async (row) => [row.row.id, row.row.disabled ? undefined : await this.preflight(row)] as const)))
+    const refused = changed.flatMap((row) => {
+      const plugin = loaded.get(row.row.id)
+      return plugin instanceof DshError && !row.row.optional ? [this.status({ composed: row, signature: '', error: plugin })] : []
+    })
+    if (refused.length) throw bootFailed(refused, 'nothing was started or changed')
     const next = new Map(rows.map((r) => [r.row.id, r] as const))
     const result: ApplyResult = { added: [], removed: [], remounted: [] }
     for (const [id, entry] of [...this.entries].reverse()) {
@@ -94,19 +108,31 @@ export class Mounter {
       const id = row.row.id
       if (!row.row.disabled && !result.added.includes(id) && !result.remounted.includes(id)) result.added.push(id)
     }
-    // Imports run in parallel; plugins load one by one in row order.
-    const loaded = toMount.map((row) => (row.row.disabled ? Promise.resolve(undefined) : this.load(row).catch((e: unknown) => pluginError('IMPORT_FAILED', `row ${row.row.id}`, e))))
-    for (let i = 0; i < toMount.length; i++) {
-      const row = toMount[i]!
+    for (const row of toMount) {
       const entry: Entry = { composed: row, signature: signature(row) }
       this.entries.set(row.row.id, entry)
-      const plugin = await loaded[i]
+      const plugin = loaded.get(row.row.id)
       if (plugin instanceof DshError) entry.error = plugin
-      else if (plugin) await this.mount(entry, plugin)
+      else if (plugin) await this.mount(entry, plugin.plugin)
+      if (!row.row.optional && this.status(entry).state === 'failed') break
     }
     this.reorder(rows)
     await this.settle()
+    const failed = this.statuses().filter((s) => s.state === 'failed' && !s.optional)
+    if (failed.length) throw bootFailed(failed, 'the run stops (rows after the first failure were not mounted)')
     return result
+  }
+
+  /** Resolves, imports and validates a row's config; the failure as a DshError. */
+  private async preflight(row: ComposedRow): Promise<{ plugin: PluginLike } | DshError> {
+    try {
+      const plugin = await this.load(row)
+      const issues = validate(plugin, row.row.config ?? {})
+      if (issues?.length) return configError(row.row.id, row.row.name, rowFiles(row), issues)
+      return { plugin }
+    } catch (error) {
+      return pluginError('IMPORT_FAILED', `row ${row.row.id}`, error)
+    }
   }
 
   /** The state of every row, in composition order. */
@@ -114,9 +140,9 @@ export class Mounter {
     return [...this.entries.values()].map((entry) => this.status(entry))
   }
 
-  /** True when every enabled row is active. */
+  /** True when every enabled row is active (a failed optional row aside). */
   healthy(): boolean {
-    return this.statuses().every((s) => s.state === 'active' || s.state === 'disabled')
+    return this.statuses().every((s) => s.state === 'active' || s.state === 'disabled' || (s.state === 'failed' && s.optional))
   }
 
   /** The fiber of row `id`, if it is mounted. */
@@ -179,10 +205,8 @@ export class Mounter {
   }
 
   private async mount(entry: Entry, plugin: PluginLike): Promise<void> {
-    const { id, name } = entry.composed.row
+    const { id } = entry.composed.row
     const config = entry.composed.row.config ?? {}
-    const issues = validate(plugin, config)
-    if (issues?.length) { entry.error = configError(id, name, rowFiles(entry.composed), issues); return }
     try {
       const ctx = this.root.intercept('logger', { name: id })
       const loading = ctx.plugin(plugin as never, config as never)
@@ -194,8 +218,8 @@ export class Mounter {
   }
 
   private status(entry: Entry): RowStatus {
-    const { id, name, disabled } = entry.composed.row
-    const base = { id, name, files: rowFiles(entry.composed) }
+    const { id, name, disabled, optional } = entry.composed.row
+    const base = { id, name, files: rowFiles(entry.composed), ...(optional ? { optional: true as const } : {}) }
     if (disabled) return { ...base, state: 'disabled' }
     if (entry.error) return { ...base, state: 'failed', reason: reasonOf(entry.error) }
     const fiber = entry.fiber
@@ -224,6 +248,14 @@ export class Mounter {
     this.entries.clear()
     for (const [id, e] of sorted) this.entries.set(id, e)
   }
+}
+
+/** BOOT_FAILED carrying the failed rows' statuses (`data.rows`). */
+function bootFailed(rows: RowStatus[], what: string): DshError {
+  return new DshError('BOOT_FAILED', `${rows.length === 1 ? 'row' : 'rows'} ${rows.map((r) => r.id).join(', ')} failed to load; ${what}`, {
+    hint: 'fix the rows named above, or mark a row you can do without `optional: true` in a patch file',
+    data: { rows: rows.map(({ id, name, reason, files }) => ({ id, name, reason, files })) },
+  })
 }
 
 /** Identity of a mount: a change of module or config means re-mount. */
@@ -282,33 +314,12 @@ export function unknownKeys(schema: unknown, value: unknown, path: string[] = []
       const out: SchemaIssue[] = []
       for (const [key, child] of Object.entries(value)) {
         if (known.includes(key)) out.push(...unknownKeys((def.shape as Record<string, unknown>)[key], child, [...path, key]))
-        else out.push({ message: `unknown key${closest(key, known)}; known keys: ${known.join(', ') || '(none)'}`, path: [...path, key] })
+        else out.push({ message: `unknown key${didYouMean(key, known)}; known keys: ${known.join(', ') || '(none)'}`, path: [...path, key] })
       }
       return out
     }
   }
   return []
-}
-
-/** ` (did you mean "x"?)` for a known key within two edits, else ''. */
-function closest(key: string, known: readonly string[]): string {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of known) {
-    const d = editDistance(key.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return best ? ` (did you mean "${best}"?)` : ''
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i]
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    row = next
-  }
-  return row[b.length]!
 }
 
 function fiberError(fiber: Fiber): unknown {

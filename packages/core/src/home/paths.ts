@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -13,4 +14,28 @@ export function settingsFile(home: string): string {
 
 export function credentialsFile(home: string): string {
   return join(home, '.credentials.yaml')
+}
+
+/** Patch file name of `$DSH_HOME` and of each profile (the launcher's PATCH_FILE). */
+const PATCH_FILE = 'cordis.patch.yml'
+
+/**
+ * The secret-bearing files of `$DSH_HOME` that exist now: the credentials store and the
+ * patch files (their row configs may carry MCP `env`/`headers` tokens). No tool may read
+ * or write them, and the sandbox masks them.
+ */
+export function homeSecretFiles(home: string): string[] {
+  const files = [credentialsFile(home), join(home, PATCH_FILE)]
+  const profiles = join(home, 'profiles')
+  try {
+    for (const name of readdirSync(profiles)) files.push(join(profiles, name, PATCH_FILE))
+  } catch {
+    // no profiles yet
+  }
+  return files.filter((f) => existsSync(f))
+}
+
+/** True for the temp file an atomic write of a secret file uses (`.<name>.<pid>.<time>.tmp` beside it). */
+export function isSecretTempName(name: string): boolean {
+  return /^\.(\.credentials\.yaml|cordis\.patch\.yml)\.\d+\.\d+\.tmp$/.test(name)
 }

@@ -43,8 +43,9 @@ export function watchFile(ctx: Context, file: string, onChange: () => void, labe
 
 /**
  * `ctx.settings`: the parsed `$DSH_HOME/settings.yaml`, reloaded when the file
- * changes. A damaged file keeps the last good settings (defaults at first) and
- * logs the error (file + key); `error` holds it until the file is fixed.
+ * changes. Fails closed: a damaged file at start throws SETTINGS_INVALID (the row
+ * fails, so nothing runs on defaults); damaged by a later edit, the last good
+ * settings stay and the error is logged (file + key); `error` holds it until fixed.
  */
 export class SettingsService extends Service {
   error: DshError | undefined
@@ -52,7 +53,9 @@ export class SettingsService extends Service {
 
   constructor(ctx: Context, readonly file: string) {
     super(ctx, 'settings')
-    this.reload()
+    const { value, notes } = readSettings(file)
+    for (const note of notes) ctx.logger('settings').warn(note)
+    this.current = value
     watchFile(ctx, file, () => { if (this.reload()) ctx.emit('settings/changed', this.current) }, 'settings')
   }
 

@@ -1,26 +1,39 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { stringify } from 'yaml'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { isMap, isScalar, parseDocument, stringify } from 'yaml'
 import { z } from 'zod'
-import { DshError } from '@dsh/protocol'
+import { DshError, didYouMean, PERMISSION_PRESETS, REASONING_EFFORTS } from '@dsh/protocol'
 import { keyPath, parseHomeYaml, writeFileAtomic } from './files.js'
 
 /**
  * `$DSH_HOME/settings.yaml`: product defaults. v1 is
- * `{version: 1, provider?, model?, permissionMode?, reasoningEffort?, ...}`
- * (other keys are kept for plugins that read them). v0 is the unversioned flat
- * layout with snake_case keys; it is migrated on read, and a renamed key found
- * in a v1 file is honoured with a note, so renaming never silently drops a setting.
+ * `{version: 1, provider?, model?, permissionMode?, reasoningEffort?}`; nothing else.
+ * Fails closed: an unknown key or a bad value is SETTINGS_INVALID naming the file,
+ * the key and the accepted values (never the whole file dropped for a default).
+ * v0 (no `version:`) is the same keys, or the old snake_case ones: a file with old keys
+ * is migrated in place once (comments kept) with a note; a file with none is read as v1
+ * silently.
  */
 export const SETTINGS_VERSION = 1
 
-export const Settings = z.looseObject({
+const PRESET_IDS = PERMISSION_PRESETS.map((p) => p.id) as [string, ...string[]]
+
+export const Settings = z.strictObject({
   version: z.literal(SETTINGS_VERSION),
   provider: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
-  permissionMode: z.string().min(1).optional(),
-  reasoningEffort: z.string().min(1).optional(),
+  permissionMode: z.enum(PRESET_IDS).optional(),
+  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
 })
 export type Settings = z.infer<typeof Settings>
+
+/** What each key accepts, for error messages. */
+const ACCEPTS: Readonly<Record<string, string>> = {
+  version: `${SETTINGS_VERSION}`,
+  provider: 'a provider id (e.g. deepseek)',
+  model: 'a model id (e.g. deepseek-chat)',
+  permissionMode: PRESET_IDS.join(', '),
+  reasoningEffort: REASONING_EFFORTS.join(', '),
+}
 
 /** Old key → current key. */
 export const SETTINGS_RENAMES: Readonly<Record<string, string>> = {
@@ -36,8 +49,13 @@ export interface Loaded<T> {
   notes: string[]
 }
 
+/** Settings plus, when old keys were migrated, the file's text in the current layout. */
+export interface ParsedSettings extends Loaded<Settings> {
+  migrated?: string
+}
+
 /** Parses settings text (any known version) into current settings. Errors: SETTINGS_INVALID. */
-export function parseSettings(text: string, file: string): Loaded<Settings> {
+export function parseSettings(text: string, file: string): ParsedSettings {
   const raw = parseHomeYaml(text, file, 'SETTINGS_INVALID') ?? {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, '(top level)', 'expected a mapping of settings')
   const notes: string[] = []
@@ -45,34 +63,67 @@ export function parseSettings(text: string, file: string): Loaded<Settings> {
   const version = data.version
   if (version === undefined) {
     data = { version: SETTINGS_VERSION, ...data }
-    notes.push(`${file}: read settings format v0 (no version) as v${SETTINGS_VERSION}; the file is rewritten in v${SETTINGS_VERSION} the next time dsh saves it`)
   } else if (typeof version !== 'number' || !Number.isInteger(version)) {
-    throw invalid(file, 'version', 'expected an integer')
+    throw invalid(file, 'version', `expected an integer (accepted: ${SETTINGS_VERSION})`)
   } else if (version > SETTINGS_VERSION) {
     throw invalid(file, 'version', `${version} is newer than this dsh reads (${SETTINGS_VERSION}); upgrade dsh`)
   }
+  const renames: [string, string][] = []
   for (const [old, now] of Object.entries(SETTINGS_RENAMES)) {
     if (!(old in data)) continue
-    if (!(now in data)) {
-      data[now] = data[old]
-      notes.push(`${file}: key ${old} is now ${now}; using its value`)
-    } else {
-      notes.push(`${file}: key ${old} is obsolete and ignored (${now} is set)`)
+    if (now in data) {
+      throw invalid(file, old, `obsolete key (now ${now}), and ${now} is set too; remove ${old}`)
     }
+    data[now] = data[old]
     delete data[old]
+    renames.push([old, now])
+  }
+  const known = Object.keys(ACCEPTS)
+  for (const key of Object.keys(data)) {
+    if (!known.includes(key)) throw invalid(file, key, `unknown key${didYouMean(key, known)}; known keys: ${known.join(', ')}`)
   }
   const parsed = Settings.safeParse(data)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
-    throw invalid(file, keyPath(issue.path), issue.message)
+    const key = keyPath(issue.path)
+    // the value is not quoted: a mistyped secret must not land in a log
+    throw invalid(file, key, `${issue.message.replace(/^Invalid option: expected one of .*$/, 'invalid value')} (accepted: ${ACCEPTS[key] ?? 'see the docs'})`)
   }
-  return { value: parsed.data, notes }
+  if (!renames.length) return { value: parsed.data, notes }
+  for (const [old, now] of renames) notes.push(`${file}: key ${old} is now ${now}; the file was migrated to format v${SETTINGS_VERSION}`)
+  return { value: parsed.data, notes, migrated: migrateText(text, renames) }
 }
 
-/** Reads `file`; a missing file is the empty v1 settings. */
+/** `text` with old keys renamed in place (comments and order kept) and `version:` set. */
+function migrateText(text: string, renames: readonly [string, string][]): string {
+  const doc = parseDocument(text)
+  const map = doc.contents
+  if (isMap(map)) {
+    for (const pair of map.items) {
+      const key = pair.key
+      const rename = isScalar(key) ? renames.find(([old]) => old === key.value) : undefined
+      if (rename && isScalar(key)) key.value = rename[1]
+    }
+  }
+  if (!doc.has('version')) (map as { items: unknown[] } | null)?.items.unshift(doc.createPair('version', SETTINGS_VERSION))
+  return doc.toString()
+}
+
+/**
+ * Reads `file`; a missing file is the empty v1 settings. A file with old keys is
+ * rewritten in the current layout (atomically) so the note shows once.
+ */
 export function readSettings(file: string): Loaded<Settings> {
   if (!existsSync(file)) return { value: { version: SETTINGS_VERSION }, notes: [] }
-  return parseSettings(readFileSync(file, 'utf8'), file)
+  const { value, notes, migrated } = parseSettings(readFileSync(file, 'utf8'), file)
+  if (migrated !== undefined) {
+    try {
+      writeFileAtomic(file, migrated, statSync(file).mode & 0o777)
+    } catch (error) {
+      notes.push(`${file}: could not rewrite it in format v${SETTINGS_VERSION} (${(error as Error).message}); it is read as before`)
+    }
+  }
+  return { value, notes }
 }
 
 /** Writes settings (as v1) atomically. */

@@ -5,7 +5,8 @@ import { CredentialsService } from '../home/services.js'
 
 export { CredentialsService }
 // For the launcher's `dsh login` (also exported from @dsh/core via ./home/index.js).
-export { credentialsFile, removeCredential, setCredential } from '../home/index.js'
+export { credentialsFile, readCredentials, removeCredential, setCredential } from '../home/index.js'
+export { BUILTIN_PROVIDERS } from '../llm/providers.js'
 export const name = 'credentials'
 export const inject: string[] = []
 export const Config = z.object({

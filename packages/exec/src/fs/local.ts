@@ -4,6 +4,7 @@ import path from 'node:path'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
 import { assertAbsolute, checkWritePath, resolvePath } from './paths.js'
+import { SecretFiles } from './secrets.js'
 import type { DirEntry, FileStat, FileType, FsSeam } from './types.js'
 
 function typeOf(st: Stats | import('node:fs').Dirent): FileType {
@@ -42,8 +43,12 @@ async function wrap<T>(p: string, body: () => Promise<T>): Promise<T> {
 
 /** The local provider of `ctx.fs`. */
 export class LocalFs extends Service implements FsSeam {
-  constructor(ctx: Context) {
+  constructor(ctx: Context, readonly secrets: SecretFiles = new SecretFiles(undefined)) {
     super(ctx, 'fs')
+  }
+
+  async isSecret(p: string): Promise<boolean> {
+    return (await this.secrets.match(p)) !== undefined
   }
 
   resolve(cwd: string, p: string): string {
@@ -75,6 +80,7 @@ export class LocalFs extends Service implements FsSeam {
       const before = await fsp.stat(p)
       if (before.isDirectory()) throw new DshError('IS_DIRECTORY', `${p} is a directory.`)
       if (!before.isFile()) throw new DshError('NOT_A_FILE', `${p} is not a regular file (a device, FIFO or socket); it cannot be read as a file.`)
+      await this.secrets.check(p, 'read')
       const handle = await fsp.open(p, 'r')
       try {
         const st = await handle.stat()
@@ -98,19 +104,25 @@ export class LocalFs extends Service implements FsSeam {
   }
 
   checkWrite(p: string, policy: ExecPolicy): Promise<string> {
-    return wrap(p, () => checkWritePath(p, policy))
+    return wrap(p, () => this.checkWritePath(p, policy))
+  }
+
+  private async checkWritePath(p: string, policy: ExecPolicy): Promise<string> {
+    const target = await checkWritePath(p, policy)
+    await this.secrets.check(target, 'write')
+    return target
   }
 
   mkdir(p: string, policy: ExecPolicy): Promise<void> {
     return wrap(p, async () => {
-      const target = await checkWritePath(p, policy)
+      const target = await this.checkWritePath(p, policy)
       await fsp.mkdir(target, { recursive: true })
     })
   }
 
   write(p: string, data: string | Uint8Array, policy: ExecPolicy): Promise<FileStat> {
     return wrap(p, async () => {
-      const target = await checkWritePath(p, policy)
+      const target = await this.checkWritePath(p, policy)
       const dir = path.dirname(target)
       await fsp.mkdir(dir, { recursive: true })
       const existing = await fsp.stat(target).catch(() => null)

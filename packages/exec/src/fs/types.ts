@@ -14,7 +14,9 @@ export interface DirEntry { name: string; type: FileType }
 
 /**
  * The file seam. Every path argument is absolute (use `resolve` first); a relative one
- * is rejected with `INVALID_PATH`. Reads are not policy-checked (every mode may read);
+ * is rejected with `INVALID_PATH`. dsh's secret files (credentials store, patch files) are
+ * refused to every read and write in every mode (PATH_DENIED, naming the file), through
+ * symlinks and hard links too. Other reads are not policy-checked (every mode may read);
  * every write is checked against the call's `ExecPolicy` and lands by temp file + rename.
  * Failures are `DshError`s: FILE_NOT_FOUND, IS_DIRECTORY, NOT_A_DIRECTORY,
  * PERMISSION_DENIED, FILE_TOO_LARGE, PATH_DENIED, INVALID_PATH, FS_ERROR.
@@ -31,6 +33,8 @@ export interface FsSeam {
   /** Entries (no `.`/`..`) in directory order; symlinks are reported as `symlink`. */
   readdir(path: string): Promise<DirEntry[]>
   realpath(path: string): Promise<string>
+  /** True when `path` reaches one of dsh's secret files (tools that read through other means filter with it). */
+  isSecret(path: string): Promise<boolean>
   /**
    * The real path a write to `path` would reach, or PATH_DENIED when `policy` forbids it.
    * Uses the realpath of the nearest existing ancestor (and of the file itself when it is

@@ -1,12 +1,17 @@
 import type { Context } from '@deepseek-ai/cordis'
+import { resolveHome } from '@dsh/core'
 import { z } from 'zod'
 import { LocalFs } from '../fs/local.js'
+import { SecretFiles } from '../fs/secrets.js'
 
 export const name = '@dsh/exec/fs'
 export const inject: string[] = []
-export const Config = z.object({})
+export const Config = z.object({
+  /** More files no tool may read or write (besides `$DSH_HOME`'s credentials store and patch files). */
+  secretFiles: z.array(z.string().min(1)).optional(),
+})
 export type Config = z.output<typeof Config>
 
-export function apply(ctx: Context, _config: Config): void {
-  new LocalFs(ctx)
+export function apply(ctx: Context, config: Config): void {
+  new LocalFs(ctx, new SecretFiles(resolveHome(), config.secretFiles ?? []))
 }

@@ -1,5 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
+import { resolveHome } from '@dsh/core'
 import { z } from 'zod'
+import { SecretFiles } from '../fs/secrets.js'
 import { Bubblewrap } from '../sandbox/bubblewrap.js'
 import { LocalSandbox } from '../sandbox/service.js'
 import type { SandboxMechanism } from '../sandbox/types.js'
@@ -10,6 +12,8 @@ export const Config = z.object({
   /** `auto`: the platform's mechanisms in order (Linux: bubblewrap). `none`: no mechanism, so sandboxed modes fail closed. */
   mechanism: z.enum(['auto', 'bubblewrap', 'none']).default('auto'),
   bwrapPath: z.string().default('bwrap'),
+  /** More files to make unreadable inside the sandbox (besides `$DSH_HOME`'s credentials store and patch files). */
+  maskFiles: z.array(z.string().min(1)).optional(),
 })
 export type Config = z.output<typeof Config>
 
@@ -22,5 +26,6 @@ export function candidates(config: Config, platform: NodeJS.Platform = process.p
 }
 
 export function apply(ctx: Context, config: Config): void {
-  new LocalSandbox(ctx, ctx.subprocess, candidates(config))
+  const secrets = new SecretFiles(resolveHome(), config.maskFiles ?? [])
+  new LocalSandbox(ctx, ctx.subprocess, candidates(config), () => secrets.list())
 }

@@ -35,8 +35,10 @@ export class Bubblewrap implements SandboxMechanism {
     return args
   }
 
-  wrap(argv: string[], policy: ExecPolicy, cwd: string): string[] {
-    return [...this.base(policy), '--chdir', cwd, '--', ...argv]
+  wrap(argv: string[], policy: ExecPolicy, cwd: string, masked: readonly string[] = []): string[] {
+    // after the writable binds, so a secret file inside a writable root is covered too
+    const masks = masked.flatMap((file) => ['--ro-bind', '/dev/null', file])
+    return [...this.base(policy), ...masks, '--chdir', cwd, '--', ...argv]
   }
 
   async probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }> {

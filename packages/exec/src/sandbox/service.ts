@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
 import type { SubprocessSeam } from '../subprocess/types.js'
@@ -10,7 +11,8 @@ export const SANDBOX_HINT = 'Install bubblewrap (e.g. `apt-get install bubblewra
 export class LocalSandbox extends Service implements SandboxSeam {
   private status: Promise<{ status: SandboxStatus; mechanism: SandboxMechanism | null }> | undefined
 
-  constructor(ctx: Context, private readonly subprocess: SubprocessSeam, private readonly candidates: SandboxMechanism[]) {
+  /** `masked()`: the files to make unreadable inside, read at every wrap. */
+  constructor(ctx: Context, private readonly subprocess: SubprocessSeam, private readonly candidates: SandboxMechanism[], private readonly masked: () => string[] = () => []) {
     super(ctx, 'sandbox')
   }
 
@@ -40,6 +42,7 @@ export class LocalSandbox extends Service implements SandboxSeam {
         `The ${policy.mode} permission mode runs commands in a sandbox, but no sandbox works here (${status.detail}).`,
         { hint: SANDBOX_HINT })
     }
-    return mechanism.wrap(argv, policy, cwd)
+    const masked = this.masked().flatMap((f) => { try { return [realpathSync(f)] } catch { return [] } })
+    return mechanism.wrap(argv, policy, cwd, [...new Set(masked)])
   }
 }

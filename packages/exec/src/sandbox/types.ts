@@ -17,13 +17,14 @@ export interface SandboxMechanism {
   readonly name: string
   /** Runs the mechanism for real (e.g. `bwrap … true`); `ok: false` with the reason when it does not work. */
   probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }>
-  wrap(argv: string[], policy: ExecPolicy, cwd: string): string[]
+  /** `masked`: existing files made unreadable inside (an empty file bound over each). */
+  wrap(argv: string[], policy: ExecPolicy, cwd: string, masked?: readonly string[]): string[]
 }
 
 /**
  * The sandbox seam. `wrap` returns `argv` unchanged under danger-full-access; otherwise
  * the argv confined by the working mechanism, or SANDBOX_UNAVAILABLE (never unconfined
- * by surprise).
+ * by surprise). Confined commands cannot read dsh's secret files (they are masked).
  */
 export interface SandboxSeam {
   probe(): Promise<SandboxStatus>

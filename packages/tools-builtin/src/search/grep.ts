@@ -46,7 +46,11 @@ export function createGrepTool(engine: GrepEngine) {
       }
       const rg = await engine.ripgrep()
       const outcome = rg ? await ripgrep(call.ctx.subprocess, rg, query) : await jsGrep(fs, query)
-      return { ...outcome, pattern: args.pattern, where: displayPath(call.cwd, target) }
+      // ripgrep reads files itself: drop what it found in dsh's secret files (the fs seam refuses those)
+      const secret = new Set<string>()
+      for (const file of new Set(outcome.matches.map((m) => m.path))) if (await fs.isSecret(fs.resolve(call.cwd, file))) secret.add(file)
+      const matches = secret.size ? outcome.matches.filter((m) => !secret.has(m.path)) : outcome.matches
+      return { ...outcome, matches, pattern: args.pattern, where: displayPath(call.cwd, target) }
     },
     output: { render: renderGrep },
     presentCall: (args) => ({ card: 'search', title: `Grep ${args.pattern}`, query: args.pattern, ...(args.path ? { path: args.path } : {}) }),

@@ -1,0 +1,64 @@
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { runDsh, tempDir } from './helpers/dsh.js'
+
+// Issue 12 item 2: configuration fails closed — nothing runs on a bad setting.
+let model: MockModel
+let home: string
+let workspace: string
+
+const headless = (args: string[]) => runDsh(['--profile', 'headless', ...args], {
+  cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' },
+})
+const STACK = /\n\s+at .+:\d+:\d+/
+
+function sessionFiles(): string[] {
+  const dir = join(home, 'sessions')
+  return existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl')) : []
+}
+
+beforeAll(async () => { model = await startMockModel() })
+afterAll(async () => { await model.close() })
+beforeEach(() => {
+  home = tempDir('dsh-home-')
+  workspace = tempDir('dsh-ws-')
+  model.setScript([{ text: 'done' }])
+  model.requests.length = 0
+})
+
+describe('configuration fails closed', () => {
+  it.each([
+    ['one bad value next to a safety setting', 'permissionMode: read-only\nmodel: 5\n', 'key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))'],
+    ['a misspelled key', 'version: 1\npermisionMode: read-only\n', 'key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort'],
+    ['a bad value', 'version: 1\nreasoningEffort: extreme\n', 'key reasoningEffort: invalid value (accepted: off, low, medium, high, max)'],
+  ])('settings.yaml with %s: an error naming file and key, exit non-zero, no session, no request', async (_what, text, detail) => {
+    const file = join(home, 'settings.yaml')
+    writeFileSync(file, text)
+    const run = await headless(['write a file'])
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain(`SETTINGS_INVALID: ${file}: ${detail}`)
+    expect(run.stderr).toContain('BOOT_FAILED')
+    expect(run.stderr).not.toMatch(STACK)
+    expect(model.requests).toEqual([])
+    expect(sessionFiles()).toEqual([])
+  })
+
+  it('a settings file without version: runs with no warning', async () => {
+    writeFileSync(join(home, 'settings.yaml'), 'permissionMode: read-only\n')
+    const run = await headless(['hi'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).not.toMatch(/settings|format v0|warn/)
+  })
+
+  it('an MCP server entry with an unknown key stops the run, naming the key', async () => {
+    mkdirSync(home, { recursive: true })
+    writeFileSync(join(home, 'cordis.patch.yml'), '- id: mcp\n  config:\n    servers:\n      fs: {command: node, enviroment: {A: "1"}}\n')
+    const run = await headless(['hi'])
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('config.servers.fs: unknown key "enviroment" in a server entry')
+    expect(model.requests).toEqual([])
+    expect(sessionFiles()).toEqual([])
+  })
+})
