@@ -38,8 +38,8 @@ export function currentWorld(): World | undefined {
 export function routed<T extends object>(name: SeamName, local: T): T {
   return new Proxy(local, {
     get(target, prop, receiver) {
-      const world = typeof prop === 'string' ? current.getStore() : undefined
-      if (!world) return Reflect.get(target, prop, receiver) as unknown
+      const world = current.getStore()
+      if (!world || typeof prop !== 'string') return Reflect.get(target, prop, receiver) as unknown
       const provider = world[name] as unknown as Record<string, unknown>
       const value = provider[prop]
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(provider) : value
