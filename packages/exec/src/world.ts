@@ -29,20 +29,29 @@ export function currentWorld(): World | undefined {
   return current.getStore()
 }
 
+/** The methods of each seam (the routing table). */
+const METHODS: { [K in SeamName]: readonly (keyof World[K])[] } = {
+  fs: ['resolve', 'stat', 'lstat', 'readFile', 'readdir', 'realpath', 'checkWrite', 'write', 'mkdir'],
+  subprocess: ['run'],
+  shell: ['run', 'start', 'output', 'kill', 'jobs', 'killAll'],
+}
+
 /**
- * The registered value of a local seam: a proxy that sends each method call to the
- * current world's provider of `name`, or to `local` outside any world. So no caller of
- * `ctx.fs` / `ctx.subprocess` / `ctx.shell` knows which world it acts on. Symbol keys
- * (cordis bookkeeping) always reach `local`.
+ * The registered value of a local seam: an object deriving from `local` whose seam
+ * methods call the current world's provider of `name`, or `local` outside any world. So
+ * no caller of `ctx.fs` / `ctx.subprocess` / `ctx.shell` knows which world it acts on.
+ * (Own properties, not a Proxy: cordis reads methods by property descriptor.)
  */
 export function routed<T extends object>(name: SeamName, local: T): T {
-  return new Proxy(local, {
-    get(target, prop, receiver) {
+  const self = Object.create(local) as Record<string, unknown>
+  for (const method of METHODS[name] as readonly string[]) {
+    const own = (local as Record<string, (...args: unknown[]) => unknown>)[method]!
+    self[method] = function (this: unknown, ...args: unknown[]) {
       const world = current.getStore()
-      if (!world || typeof prop !== 'string') return Reflect.get(target, prop, receiver) as unknown
-      const provider = world[name] as unknown as Record<string, unknown>
-      const value = provider[prop]
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(provider) : value
-    },
-  })
+      if (!world) return own.apply(this, args)
+      const provider = world[name] as unknown as Record<string, (...a: unknown[]) => unknown>
+      return provider[method]!(...args)
+    }
+  }
+  return self as T
 }
