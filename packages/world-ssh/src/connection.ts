@@ -65,6 +65,9 @@ export class SshConnection {
   readonly orphans = new Set<number>()
   private closed = false
   private readonly key: Buffer
+  /** Counts connections; an object (SFTP session) belongs to the one it was opened on. */
+  private generation = 0
+  private readonly born = new WeakMap<object, number>()
 
   constructor(readonly options: ConnectionOptions) {
     this.key = readIdentity(options.identity)
@@ -94,13 +97,17 @@ export class SshConnection {
     return client
   }
 
+  private lostError(): DshError {
+    return new DshError('WORLD_CONNECTION_LOST', `the connection to ${formatTarget(this.target)} dropped; the operation's outcome is unknown and it was not retried`, {
+      hint: 'check the remote side before running it again (a command may have run partly)',
+    })
+  }
+
   private lost(client: Client): void {
     if (this.client !== client) return
     this.client = undefined
     this.sftpSession = undefined
-    const error = new DshError('WORLD_CONNECTION_LOST', `the connection to ${formatTarget(this.target)} dropped; the operation's outcome is unknown and it was not retried`, {
-      hint: 'check the remote side before running it again (a command may have run partly)',
-    })
+    const error = this.lostError()
     for (const fail of [...this.inFlight]) fail(error)
     this.inFlight.clear()
   }
@@ -111,6 +118,7 @@ export class SshConnection {
     if (this.client) return this.client
     this.connecting ??= this.connect().then((client) => {
       this.client = client
+      this.generation++
       if (this.orphans.size) {
         // kill what a dropped connection left running (best effort; a new operation, not a retry)
         const groups = [...this.orphans]
@@ -126,7 +134,13 @@ export class SshConnection {
    * Tracks an operation: `fail` is called once if the connection drops before the
    * returned `done()` is called.
    */
-  track(fail: (error: DshError) => void): () => void {
+  track(fail: (error: DshError) => void, on?: object): () => void {
+    if (!this.client || (on && this.born.get(on) !== this.generation)) {
+      // its connection is gone already: nothing will ever answer
+      const error = this.lostError()
+      queueMicrotask(() => fail(error))
+      return () => undefined
+    }
     this.inFlight.add(fail)
     return () => { this.inFlight.delete(fail) }
   }
@@ -135,7 +149,9 @@ export class SshConnection {
   async exec(command: string): Promise<ClientChannel> {
     const client = await this.ready()
     return new Promise((resolve, reject) => {
+      const done = this.track(reject)
       client.exec(command, (error, channel) => {
+        done()
         if (error) reject(new DshError('SPAWN_FAILED', `${formatTarget(this.target)}: cannot open an exec channel (${error.message})`, { cause: error }))
         else resolve(channel)
       })
@@ -159,7 +175,10 @@ export class SshConnection {
   async sftp(): Promise<SFTPWrapper> {
     const client = await this.ready()
     this.sftpSession ??= new Promise<SFTPWrapper>((resolve, reject) => {
+      const done = this.track(reject)
       client.sftp((error, sftp) => {
+        done()
+        if (!error) this.born.set(sftp, this.generation)
         if (error) reject(new DshError('WORLD_SFTP', `${formatTarget(this.target)}: no SFTP subsystem (${error.message})`, { cause: error, hint: 'enable Subsystem sftp in the server\'s sshd_config' }))
         else resolve(sftp)
       })

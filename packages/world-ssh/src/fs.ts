@@ -34,9 +34,9 @@ export function sftpError(error: unknown, p: string): DshError {
 
 type Cb<T> = (error: Error | undefined | null, value: T) => void
 /** Calls an SFTP method, failing with WORLD_CONNECTION_LOST when the connection drops first. */
-function call<T>(conn: SshConnection, body: (cb: Cb<T>) => void): Promise<T> {
+function call<T>(conn: SshConnection, sftp: SFTPWrapper, body: (cb: Cb<T>) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const done = conn.track(reject)
+    const done = conn.track(reject, sftp)
     body((error, value) => {
       done()
       if (error) reject(error)
@@ -66,7 +66,7 @@ export class SshFs implements FsSeam {
   private async attrs(p: string, follow: boolean): Promise<Attributes | null> {
     const sftp = await this.sftp()
     try {
-      return await call<Attributes>(this.conn, (cb) => (follow ? sftp.stat(p, cb) : sftp.lstat(p, cb)))
+      return await call<Attributes>(this.conn, sftp, (cb) => (follow ? sftp.stat(p, cb) : sftp.lstat(p, cb)))
     } catch (error) {
       if ((error as { code?: number }).code === 2) return null
       throw sftpError(error, p)
@@ -75,10 +75,10 @@ export class SshFs implements FsSeam {
 
   private ops(sftp: SFTPWrapper): PathOps {
     return {
-      lstat: (p) => call<Attributes>(this.conn, (cb) => sftp.lstat(p, cb)).then(
+      lstat: (p) => call<Attributes>(this.conn, sftp, (cb) => sftp.lstat(p, cb)).then(
         (a) => ({ isSymbolicLink: () => typeOfMode(a.mode) === 'symlink' }), () => null),
-      realpath: (p) => call<string>(this.conn, (cb) => sftp.realpath(p, cb)),
-      readlink: (p) => call<string>(this.conn, (cb) => sftp.readlink(p, cb)),
+      realpath: (p) => call<string>(this.conn, sftp, (cb) => sftp.realpath(p, cb)),
+      readlink: (p) => call<string>(this.conn, sftp, (cb) => sftp.readlink(p, cb)),
       path: P,
     }
   }
@@ -110,7 +110,7 @@ export class SshFs implements FsSeam {
       throw new DshError('FILE_TOO_LARGE', `${p} is ${st.size} bytes (limit ${options.maxBytes}).`, { data: { size: st.size } })
     }
     const sftp = await this.sftp()
-    return call<Buffer>(this.conn, (cb) => sftp.readFile(p, cb)).catch((error: unknown) => { throw sftpError(error, p) })
+    return call<Buffer>(this.conn, sftp, (cb) => sftp.readFile(p, cb)).catch((error: unknown) => { throw sftpError(error, p) })
   }
 
   async readdir(p: string): Promise<DirEntry[]> {
@@ -118,7 +118,7 @@ export class SshFs implements FsSeam {
     if (!st) throw new DshError('FILE_NOT_FOUND', `No such file or directory: ${p}`)
     if (st.type !== 'directory') throw new DshError('NOT_A_DIRECTORY', `${p} is not a directory (or a parent of it is not).`)
     const sftp = await this.sftp()
-    const list = await call<{ filename: string; attrs: Attributes }[]>(this.conn, (cb) => sftp.readdir(p, cb))
+    const list = await call<{ filename: string; attrs: Attributes }[]>(this.conn, sftp, (cb) => sftp.readdir(p, cb))
       .catch((error: unknown) => { throw sftpError(error, p) })
     return list.filter((e) => e.filename !== '.' && e.filename !== '..').map((e) => ({ name: e.filename, type: typeOfMode(e.attrs.mode) }))
   }
@@ -127,7 +127,7 @@ export class SshFs implements FsSeam {
     assertAbsolute(p)
     if (!(await this.attrs(p, true))) throw new DshError('FILE_NOT_FOUND', `No such file or directory: ${p}`)
     const sftp = await this.sftp()
-    return call<string>(this.conn, (cb) => sftp.realpath(p, cb)).catch((error: unknown) => { throw sftpError(error, p) })
+    return call<string>(this.conn, sftp, (cb) => sftp.realpath(p, cb)).catch((error: unknown) => { throw sftpError(error, p) })
   }
 
   async checkWrite(p: string, policy: ExecPolicy): Promise<string> {
@@ -142,7 +142,7 @@ export class SshFs implements FsSeam {
       return
     }
     await this.mkdirp(sftp, P.dirname(dir))
-    await call<void>(this.conn, (cb) => sftp.mkdir(dir, (e) => cb(e, undefined))).catch(async (error: unknown) => {
+    await call<void>(this.conn, sftp, (cb) => sftp.mkdir(dir, (e) => cb(e, undefined))).catch(async (error: unknown) => {
       if (!(await this.attrs(dir, true))) throw sftpError(error, dir) // lost a race to a concurrent mkdir: fine
     })
   }
@@ -161,7 +161,7 @@ export class SshFs implements FsSeam {
     if (existing && typeOfMode(existing.mode) === 'directory') throw new DshError('IS_DIRECTORY', `${p} is a directory; cannot write a file there.`)
     const temp = P.join(dir, `.${P.basename(target)}.${randomBytes(6).toString('hex')}.dsh-tmp`)
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-    const c = <T>(body: (cb: Cb<T>) => void) => call<T>(this.conn, body)
+    const c = <T>(body: (cb: Cb<T>) => void) => call<T>(this.conn, sftp, body)
     // 'wx': the temp name is fresh, so nothing (no link) can be written through
     const handle = await c<Buffer>((cb) => sftp.open(temp, 'wx', { mode: existing ? 0o600 : 0o644 }, cb)).catch((error: unknown) => { throw sftpError(error, p) })
     try {

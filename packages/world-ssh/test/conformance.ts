@@ -170,7 +170,7 @@ export function seamConformance(name: string, setup: () => Promise<WorldUnderTes
       const ws = await w.workspace()
       const m = marker()
       const r = await w.within(() => sub.run(['sh', '-c', `sleep ${m} >/dev/null 2>&1 & echo started`], { cwd: ws }))
-      expect(r.exitCode).toBe(0)
+      expect(r).toEqual({ exitCode: 0, signal: null, timedOut: false, aborted: false })
       expect(await noneLeft(w.user.uid, m)).toBe(true)
     })
 
