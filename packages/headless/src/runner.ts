@@ -16,6 +16,13 @@ function effortOf(value: string | undefined): ReasoningEffort | undefined {
   return value && (REASONING_EFFORTS as readonly string[]).includes(value) ? value as ReasoningEffort : undefined
 }
 
+/** What this surface uses of `ctx.worlds` (@dsh/world-ssh), an optional row. */
+interface WorldsSeam {
+  spec(flags: { url?: string | undefined; identity?: string | undefined; knownHosts?: string | undefined }, settings: unknown, cwd: string): object | undefined
+  workspace(spec: object): string
+  enter(session: Session, spec: object | undefined): Promise<unknown>
+}
+
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
 
 /**
@@ -51,7 +58,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
 
   // optional neighbours, not injected: slash commands and agent presets (rows that may
   // still be starting when this surface does: wait for the whole tree before going without)
-  if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
+  if (!ctx.get('commands') || !ctx.get('presets') || !ctx.get('worlds')) await launcher.ready
   const commands = ctx.get('commands') as CommandRegistry | undefined
   const presets = ctx.get('presets') as PresetService | undefined
   const command = parseCommand(task)
@@ -90,7 +97,12 @@ export async function runHeadless(ctx: Context): Promise<number> {
     // a slash command may need no model at all (a turn it starts fails on its own).
     if (!command) ctx.llm.resolve(ctx.llm.defaults({ provider }).provider)
     if (args.agent && !presets) throw new DshError('USAGE', '--agent needs the agent presets row (@dsh/core/presets)')
-    session = args.resume ? await ctx.sessions.open(args.resume) : await ctx.sessions.create({ cwd: launcher.cwd })
+    // an execution world (--world, or settings.yaml `world` for a new session): optional row
+    const worlds = ctx.get('worlds') as WorldsSeam | undefined
+    const world = worlds?.spec({ url: args.world, identity: args.identity, knownHosts: args.knownHosts }, args.resume ? undefined : settings, launcher.cwd)
+    if (args.world && !worlds) throw new DshError('USAGE', '--world needs the worlds row (@dsh/world-ssh/world)')
+    session = args.resume ? await ctx.sessions.open(args.resume) : await ctx.sessions.create({ cwd: world ? worlds!.workspace(world) : launcher.cwd })
+    await worlds?.enter(session, world)
     const mode = args.permissionMode ?? (args.resume ? undefined : settings.permissionMode)
     if (mode) ctx.permission.set(session, mode)
     else if (!session.last('permission/preset')) ctx.permission.set(session, ctx.permission.current(session).id)

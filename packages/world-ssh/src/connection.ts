@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { DshError } from '@dsh/protocol'
-import { Client, utils, type ClientChannel, type SFTPWrapper } from 'ssh2'
+import ssh2, { type Client, type ClientChannel, type SFTPWrapper } from 'ssh2'
 import { keysFor, readKnownHosts, verifyHostKey, type HostKeyVerdict } from './known-hosts.js'
 import { formatTarget, type WorldTarget } from './url.js'
+
+// ssh2 is CommonJS: Node's ESM loader sees no named exports
+const { Client: SshClient, utils } = ssh2
 
 export interface ConnectionOptions {
   target: WorldTarget
@@ -81,7 +84,7 @@ export class SshConnection {
     const { target: t, knownHosts } = this.options
     const entries = keysFor(readKnownHosts(knownHosts), t.host, t.port)
     let verdict: HostKeyVerdict | undefined
-    const client = new Client()
+    const client = new SshClient()
     await new Promise<void>((resolve, reject) => {
       client.once('ready', () => resolve())
       client.once('error', (error) => reject(connectError(error, t, verdict)))

@@ -4,5 +4,5 @@ export { SshConnection, readIdentity, type ConnectionOptions } from './connectio
 export { SshFs, sftpError } from './fs.js'
 export { SshSubprocess, remoteCommand, killCommand } from './subprocess.js'
 export { SshWorld, resolveSpec, DEFAULT_WORLD_OPTIONS, type WorldOptions } from './world.js'
-export { WorldService } from './service.js'
+export { WorldService, WorldSettings, worldSpecOf } from './service.js'
 export { shq } from './quote.js'

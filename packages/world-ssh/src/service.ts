@@ -2,6 +2,7 @@ import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError } from '@dsh/protocol'
 import type { Session } from '@dsh/core'
 import { inWorld, isInside } from '@dsh/exec'
+import { z } from 'zod'
 import { parseWorldUrl, type WorldSpec } from './url.js'
 import { resolveSpec, SshWorld, type WorldOptions } from './world.js'
 
@@ -13,6 +14,41 @@ declare module '@dsh/protocol' {
 }
 declare module '@deepseek-ai/cordis' {
   interface Context { worlds: WorldService }
+}
+
+/** settings.yaml `world:` — the default world of new sessions. */
+export const WorldSettings = z.strictObject({
+  url: z.string().min(1),
+  identity: z.string().min(1).optional(),
+  knownHosts: z.string().min(1).optional(),
+})
+
+/**
+ * The world a surface asked for: flags win over settings.yaml's `world` (pass no settings
+ * for a resumed session: it keeps its logged world). Key files are resolved against `cwd`.
+ * Undefined when neither names a world; WORLD_URL / SETTINGS_INVALID name what is wrong.
+ */
+export function worldSpecOf(flags: Partial<Record<keyof WorldSpec, string | undefined>>, settings: unknown, cwd: string): WorldSpec | undefined {
+  let base: { url?: string | undefined; identity?: string | undefined; knownHosts?: string | undefined } = {}
+  const raw = (settings as { world?: unknown } | undefined)?.world
+  if (raw !== undefined) {
+    const parsed = WorldSettings.safeParse(raw)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!
+      throw new DshError('SETTINGS_INVALID', `settings.yaml: world${issue.path.length ? '.' + issue.path.join('.') : ''}: ${issue.message}`, {
+        hint: 'world: {url: ssh://USER@HOST[:PORT]/ROOT, identity: FILE, knownHosts: FILE}',
+      })
+    }
+    base = parsed.data
+  }
+  const url = flags.url ?? base.url
+  if (!url) {
+    if (flags.identity || flags.knownHosts) throw new DshError('USAGE', '--identity and --known-hosts need a world (--world ssh://USER@HOST/ROOT)')
+    return undefined
+  }
+  const identity = flags.identity ?? (flags.url ? undefined : base.identity)
+  const knownHosts = flags.knownHosts ?? (flags.url ? undefined : base.knownHosts)
+  return resolveSpec({ url, ...(identity ? { identity } : {}), ...(knownHosts ? { knownHosts } : {}) }, cwd)
 }
 
 /**
@@ -77,6 +113,19 @@ export class WorldService extends Service {
     this.open_.set(sessionId, opening)
     opening.catch(() => { if (this.open_.get(sessionId) === opening) this.open_.delete(sessionId) })
     return opening
+  }
+
+  /** `worldSpecOf` for surfaces that only hold `ctx.worlds`. */
+  spec(flags: Partial<Record<keyof WorldSpec, string | undefined>>, settings: unknown, cwd: string): WorldSpec | undefined {
+    return worldSpecOf(flags, settings, cwd)
+  }
+
+  /**
+   * After a surface created or opened `session`: selects `spec`'s world when given, else
+   * reopens the world its log names (a clear error now rather than at the first tool call).
+   */
+  async enter(session: Session, spec: WorldSpec | undefined): Promise<SshWorld | undefined> {
+    return spec ? this.select(session, spec) : this.attach(session)
   }
 
   /** Reopens a resumed session's world now (a clear error up front instead of at the first tool call). */
