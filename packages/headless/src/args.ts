@@ -13,6 +13,10 @@ export interface HeadlessArgs {
   reasoningEffort?: ReasoningEffort
   /** Agent preset for a new session (standard, code, minimal or a user preset). */
   agent?: string
+  /** An execution world `ssh://USER@HOST[:PORT]/ROOT` (with its key files), for a new session. */
+  world?: string
+  identity?: string
+  knownHosts?: string
   help: boolean
 }
 
@@ -29,6 +33,9 @@ options:
   (DSH_PROVIDER, DSH_MODEL, DSH_PERMISSION_MODE, DSH_MAX_TOKENS and DSH_REASONING_EFFORT
    set the same defaults; a flag wins)
   --agent PRESET          agent preset: standard | code | minimal | a user preset
+  --world ssh://USER@HOST[:PORT]/ROOT   run the tools on that machine, in ROOT
+  --identity FILE         private key for --world (default ~/.ssh/id_ed25519)
+  --known-hosts FILE      known_hosts pinning the host key (default ~/.ssh/known_hosts)
 
 A TASK like "/status" runs that slash command (/model, /permission, /plan, …) instead
 of prompting the model. The workspace is the current directory. Exit 0 only when the
@@ -56,6 +63,7 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
         provider: { type: 'string' }, model: { type: 'string' }, resume: { type: 'string' },
         json: { type: 'boolean' }, 'permission-mode': { type: 'string' }, 'max-tokens': { type: 'string' },
         'reasoning-effort': { type: 'string' }, agent: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        world: { type: 'string' }, identity: { type: 'string' }, 'known-hosts': { type: 'string' },
       },
     })
   } catch (error) {
@@ -81,6 +89,9 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
   if (values.model) out.model = values.model
   if (values.resume) out.resume = values.resume
   if (values.agent) out.agent = values.agent
+  if (values.world) out.world = values.world
+  if (values.identity) out.identity = values.identity
+  if (values['known-hosts']) out.knownHosts = values['known-hosts']
   if (values['permission-mode']) {
     const mode = values['permission-mode']
     if (!PERMISSION_PRESETS.some((p) => p.id === mode)) {

@@ -3,6 +3,7 @@ import { resolveHome } from '@dsh/core'
 import { z } from 'zod'
 import { LocalFs } from '../fs/local.js'
 import { SecretFiles } from '../fs/secrets.js'
+import { routed } from '../world.js'
 
 export const name = '@dsh/exec/fs'
 export const inject: string[] = []
@@ -13,5 +14,7 @@ export const Config = z.object({
 export type Config = z.output<typeof Config>
 
 export function apply(ctx: Context, config: Config): void {
-  new LocalFs(ctx, new SecretFiles(resolveHome(), config.secretFiles ?? []))
+  const local = new LocalFs(ctx, new SecretFiles(resolveHome(), config.secretFiles ?? []))
+  // calls made inside a world (`inWorld`) go to that world's provider
+  ctx.reflect.set('fs', routed('fs', local))
 }

@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { z } from 'zod'
 import { LocalShell } from '../shell/local.js'
+import { routed } from '../world.js'
 
 export const name = '@dsh/exec/shell'
 export const inject = ['subprocess', 'sandbox']
@@ -21,5 +22,6 @@ export const Config = z.object({
 export type Config = z.output<typeof Config>
 
 export function apply(ctx: Context, config: Config): void {
-  new LocalShell(ctx, ctx.subprocess, ctx.sandbox, config)
+  const local = new LocalShell(ctx, ctx.subprocess, ctx.sandbox, config)
+  ctx.reflect.set('shell', routed('shell', local))
 }

@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { z } from 'zod'
 import { LocalSubprocess } from '../subprocess/local.js'
+import { routed } from '../world.js'
 
 export const name = '@dsh/exec/subprocess'
 export const inject: string[] = []
@@ -12,5 +13,6 @@ export const Config = z.object({
 export type Config = z.output<typeof Config>
 
 export function apply(ctx: Context, config: Config): void {
-  new LocalSubprocess(ctx, config)
+  const local = new LocalSubprocess(ctx, config)
+  ctx.reflect.set('subprocess', routed('subprocess', local))
 }

@@ -16,6 +16,12 @@ export interface LocalShellOptions extends SinkLimits {
   bashPath: string
   defaultTimeoutMs: number
   env: EnvRules
+  /** What the scrubbed environment starts from; default `process.env` (a remote world passes its own, never the host's). */
+  baseEnv?: () => Readonly<Record<string, string | undefined>>
+  /** The commands' TMPDIR for a policy; default: `policy.tmpRoot` (created here) or the OS temp dir. */
+  tmpDir?: (policy: ExecPolicy) => string
+  /** Where spill files go; default: the commands' TMPDIR. */
+  spillDir?: (policy: ExecPolicy) => string
 }
 
 const DENIAL = 'Read-only file system'
@@ -67,12 +73,13 @@ export class LocalShell extends Service implements ShellSeam {
   }
 
   private async prepare(command: string, policy: ExecPolicy, cwd: string, extra: Record<string, string> | undefined, prefix: string) {
-    const tmp = this.tmpRoot(policy)
+    const tmp = this.options.tmpDir ? this.options.tmpDir(policy) : this.tmpRoot(policy)
+    const spillDir = this.options.spillDir ? this.options.spillDir(policy) : tmp
     const argv = await this.sandbox.wrap([this.options.bashPath, '-c', command], policy, cwd)
     /** Confined (argv changed): a signal death reads as exit 128+N (sandboxedExit). */
     const wrapped = argv.length !== 3 || argv[0] !== this.options.bashPath
-    const env = buildEnv(process.env, tmp, this.options.env, extra)
-    const spill = () => path.join(tmp, `${prefix}-${Date.now()}-${randomBytes(4).toString('hex')}.log`)
+    const env = buildEnv(this.options.baseEnv ? this.options.baseEnv() : process.env, tmp, this.options.env, extra)
+    const spill = () => path.join(spillDir, `${prefix}-${Date.now()}-${randomBytes(4).toString('hex')}.log`)
     const sink = new OutputSink(this.options, spill)
     return { argv, wrapped, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
   }

@@ -1,0 +1,8 @@
+export * from './url.js'
+export * from './known-hosts.js'
+export { SshConnection, readIdentity, type ConnectionOptions } from './connection.js'
+export { SshFs, sftpError } from './fs.js'
+export { SshSubprocess, remoteCommand, killCommand } from './subprocess.js'
+export { SshWorld, resolveSpec, DEFAULT_WORLD_OPTIONS, type WorldOptions } from './world.js'
+export { WorldService, WorldSettings, worldSpecOf } from './service.js'
+export { shq } from './quote.js'
