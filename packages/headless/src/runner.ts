@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, formatError, REASONING_EFFORTS, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
+import { DshError, failpoint, formatError, REASONING_EFFORTS, type Json, type ReasoningEffort, type SessionEvent } from '@dsh/protocol'
 import { parseCommand, presentCall, startingModel } from '@dsh/core'
 import type { AgentOptions, CommandRegistry, PresetService, Session, TurnOutcome } from '@dsh/core'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
@@ -65,7 +65,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   let session: Session | undefined
   const pending: [string, SessionEvent][] = []
   const report = (event: SessionEvent) => {
-    if (args.json) return launcher.stdout.write(eventLine(event))
+    if (args.json) return launcher.stdout.write(eventLine(event), () => failpoint('headless.event.shown'))
     const data = event.data as Record<string, Json>
     if (event.type === 'tool/call') {
       const name = data.name as string

@@ -1,6 +1,6 @@
 import { open, rename, writeFile } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
-import { DshError } from '@dsh/protocol'
+import { DshError, failpoint } from '@dsh/protocol'
 import type { SessionEvent } from '@dsh/protocol'
 import type { SessionSink } from '@dsh/core'
 import { serializeEvent } from './format.js'
@@ -83,8 +83,11 @@ export class JsonlSink implements SessionSink {
     const title = this.state.title
     delete this.state.title
     try {
+      failpoint('sink.flush.start')
       await appendAll(this.options.handle, batch)
+      failpoint('sink.flush.written')
       await this.options.handle.sync()
+      failpoint('sink.flush.synced')
     } catch (cause) {
       this.state.failure = new DshError('SESSION_WRITE_FAILED', `session ${this.options.id}: writing the log failed: ${(cause as Error).message}`, {
         cause, hint: 'check free disk space and permissions; the session must be reopened',

@@ -1,5 +1,5 @@
 import { defineTool, ToolError } from '@dsh/core'
-import { textOf } from '@dsh/protocol'
+import { failpoint, textOf } from '@dsh/protocol'
 import { z } from 'zod'
 import { displayPath, plural, splitLines } from '../text.js'
 import type { FileStamps } from './stamps.js'
@@ -26,6 +26,7 @@ export function createWriteTool(stamps: FileStamps) {
       if (before?.type === 'directory') throw new ToolError(`${shown} is a directory.`)
       if (before) stamps.assertFresh(call, shown, await fs.realpath(abs), before, 'overwrite')
       const after = await fs.write(abs, args.content, call.policy)
+      failpoint('write.finished')
       stamps.record(call, 'file/write', await fs.realpath(abs), after)
       return { path: shown, created: !before, lines: splitLines(args.content).length, bytes: after.size }
     },
