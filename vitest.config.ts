@@ -18,7 +18,7 @@ export default defineConfig({
       {
         extends: true,
         // issue 12 item 10: crash, power-cut, disk-fault, hostile-input, escape and secret lanes (DSH_DEEP=1: 10x)
-        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, maxConcurrency: 4 },
       },
     ],
     pool: 'forks',

@@ -37,8 +37,9 @@ export function defineLane(lane: string) {
     process.stdout.write(`reliability ${lane}: ${counts.passed} passed, ${counts.failed} failed\n`)
   })
   return {
-    case(name: string, fn: () => Promise<void> | void, timeoutMs?: number) {
-      it(name, async () => {
+    /** `concurrent`: the case shares nothing with others (its own world and mock model). */
+    case(name: string, fn: () => Promise<void> | void, timeoutMs?: number, options: { concurrent?: boolean } = {}) {
+      (options.concurrent ? it.concurrent : it)(name, async () => {
         try {
           await fn()
           counts.passed++
