@@ -15,6 +15,11 @@ export default defineConfig({
         extends: true,
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
       },
+      {
+        extends: true,
+        // issue 12 item 10: crash, power-cut, disk-fault, hostile-input, escape and secret lanes (DSH_DEEP=1: 10x)
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, maxConcurrency: 4 },
+      },
     ],
     pool: 'forks',
   },

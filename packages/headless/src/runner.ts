@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, formatError, isDshError, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
+import { DshError, failpoint, formatError, isDshError, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
 import { parseCommand, type CommandRegistry } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
@@ -160,7 +160,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   // Events are printed only once `session: <id>` is out (what opening appended comes right after it).
   let sessionId: string | undefined
   const early: [string, () => void][] = []
-  const printer = new Printer(args, (s) => launcher.stdout.write(s), err)
+  const printer = new Printer(args, (s) => launcher.stdout.write(s, () => failpoint('headless.event.shown')), err)
   const conn: HostConnection = ctx.host.connect(client(printer, (id, print) => {
     if (sessionId === undefined) early.push([id, print])
     else if (id === sessionId) print()

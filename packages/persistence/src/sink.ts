@@ -1,6 +1,6 @@
 import { open, rename, writeFile } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
-import { DshError } from '@dsh/protocol'
+import { DshError, failpoint } from '@dsh/protocol'
 import type { SessionEvent } from '@dsh/protocol'
 import type { SessionSink } from '@dsh/core'
 import { serializeEvent } from './format.js'
@@ -92,9 +92,12 @@ export class JsonlSink implements SessionSink {
     const title = this.state.title
     delete this.state.title
     try {
+      failpoint('sink.flush.start')
       await appendAll(this.options.handle, batch)
+      failpoint('sink.flush.written')
       await this.options.handle.sync()
       this.size += batch.length
+      failpoint('sink.flush.synced')
     } catch (cause) {
       // back to the last record boundary: no torn line for the next load to drop
       await this.options.handle.truncate(this.size).then(() => this.options.handle.sync()).catch(() => undefined)

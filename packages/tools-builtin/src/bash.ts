@@ -1,6 +1,6 @@
 import { defineTool, ToolError, type ToolCallContext } from '@dsh/core'
 import { cardOutput, parseExitStatus, renderResult, writableRootsOf, type ShellStatus } from '@dsh/exec'
-import { textOf, type ExecPolicy, type Json } from '@dsh/protocol'
+import { failpoint, textOf, type ExecPolicy, type Json } from '@dsh/protocol'
 import { z } from 'zod'
 import { fence } from './text.js'
 
@@ -120,6 +120,7 @@ export const bashTool = defineTool({
         call.progress({ type: 'output', data: live > LIVE_OUTPUT_CAP ? LIVE_OUTPUT_NOTE : data })
       },
     })
+    failpoint('bash.finished')
     const status: ShellStatus = {
       output: result.output,
       exitCode: result.exitCode,

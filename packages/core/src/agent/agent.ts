@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import {
-  errorInfo, textOf, type AssistantBlock, type ErrorInfo, type LlmFailure, type ModelConfig,
+  errorInfo, failpoint, textOf, type AssistantBlock, type ErrorInfo, type LlmFailure, type ModelConfig,
   type ProviderEndpoint, type ToolCallBlock, type TurnEndReason, type Usage, type UserContent,
 } from '@dsh/protocol'
 import type { Session } from '../session/session.js'
@@ -167,6 +167,7 @@ export class Agent {
             break
           }
           session.append('step/start', { turn, step })
+          failpoint('agent.step.started')
           openStep = step
           const steered = step > 1 ? this.nextStep.splice(0) : []
           if (steered.length && !(await this.admit(steered))) {
@@ -177,8 +178,10 @@ export class Agent {
           }
           const result = await this.runStep(turn, step, controller.signal)
           session.append('step/end', { turn, step, ...(result.kind !== 'error' && result.usage ? { usage: result.usage } : {}) })
+          failpoint('agent.step.ended')
           openStep = undefined
           await session.flush()
+          failpoint('agent.step.flushed')
           if (result.kind === 'error') {
             reason = 'error'
             error = result.error
@@ -249,6 +252,7 @@ export class Agent {
           return { kind: 'error', error: errorInfo(error) }
         }
       }
+      failpoint('agent.request.sent')
       outcome = await consumeStream(ctx.llm.stream({ ...request, signal }, endpoint), (kind, delta) => {
         session.append('assistant/chunk', { messageId, kind, delta }, { ignorable: true })
       })
@@ -269,6 +273,7 @@ export class Agent {
     session.append('assistant/message', {
       id: messageId, content, finish: outcome.finish, ...(outcome.usage ? { usage: outcome.usage } : {}),
     })
+    failpoint('agent.message.logged')
     const calls = content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
     if (calls.length) await this.runTools(calls, signal)
     return { kind: 'ok', toolCalls: calls.length, finish: outcome.finish, ...(outcome.usage ? { usage: outcome.usage } : {}) }

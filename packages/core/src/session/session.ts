@@ -1,4 +1,4 @@
-import { DshError, findNonJson } from '@dsh/protocol'
+import { DshError, failpoint, findNonJson } from '@dsh/protocol'
 import type { Json, ModelMessage, SessionEvent, SessionEventMap, SessionEventType, SessionHeader } from '@dsh/protocol'
 import { MessageDeriver } from './derive.js'
 import { SessionErrorCode } from './errors.js'
@@ -105,8 +105,10 @@ export class Session {
     this.log.push(event)
     this.latest.set(type, event.seq)
     this.deriver.push(event)
+    failpoint('session.append.buffered')
     this.onAppend?.(event)
     if (this.durable.watchers.size) this.scheduleFlush()
+    failpoint('session.append.notified')
     return event
   }
 

@@ -2,7 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type {
   ApprovalOutcome, ApprovalPolicy, ApprovalRequest, ExecPolicy, Json, ToolCallBlock, ToolContent, ToolResult,
 } from '@dsh/protocol'
-import { isDshError } from '@dsh/protocol'
+import { failpoint, isDshError } from '@dsh/protocol'
 import type { Session } from '../session/session.js'
 import type { ToolDefinition, ToolProgress } from './define.js'
 import { describeIssues } from './schema.js'
@@ -161,11 +161,13 @@ export async function runToolCalls(env: PipelineEnv, blocks: readonly ToolCallBl
     }
     for (const p of group) env.session.append('tool/call', { callId: p.block.id, name: p.block.name, args: p.args })
     await env.session.flush()
+    failpoint('tools.calls.flushed')
     const running = group.map((p) => settle(env, p))
     for (let k = 0; k < group.length; k++) {
       const result = await running[k]!
       const p = group[k]!
       env.session.append('tool/result', { callId: p.block.id, name: p.block.name, content: result.content, isError: result.isError })
+      failpoint('tools.result.logged')
     }
   }
 }

@@ -1,5 +1,5 @@
 import { defineTool, ToolError } from '@dsh/core'
-import { FILE_BEFORE_EVENT, textOf, type FileBeforeData } from '@dsh/protocol'
+import { FILE_BEFORE_EVENT, failpoint, textOf, type FileBeforeData } from '@dsh/protocol'
 import { z } from 'zod'
 import { displayPath, plural, splitLines } from '../text.js'
 import type { FileStamps } from './stamps.js'
@@ -30,6 +30,7 @@ export function createWriteTool(stamps: FileStamps) {
       if (before) stamps.assertFresh(call, shown, await fs.realpath(abs), before, 'overwrite')
       const oldText = before && before.size <= MAX_BEFORE_BYTES ? await textOrUndefined(fs.readFile(abs, { maxBytes: MAX_BEFORE_BYTES })) : undefined
       const after = await fs.write(abs, args.content, call.policy)
+      failpoint('write.finished')
       stamps.record(call, 'file/write', await fs.realpath(abs), after)
       if (oldText !== undefined) call.log(FILE_BEFORE_EVENT, { callId: call.callId, path: args.path, oldText } satisfies FileBeforeData, { ignorable: true })
       return { path: shown, created: !before, lines: splitLines(args.content).length, bytes: after.size }
