@@ -59,6 +59,11 @@ export class SshFs implements FsSeam {
     private readonly mapPolicy: (policy: ExecPolicy) => ExecPolicy = (p) => p,
   ) {}
 
+  /** dsh's secret files ($DSH_HOME's credential store, patch files) live on the harness host, never in a remote world. */
+  async isSecret(_path: string): Promise<boolean> {
+    return false
+  }
+
   private async sftp(): Promise<SFTPWrapper> {
     return this.conn.sftp()
   }
