@@ -92,6 +92,7 @@ export function parseHeadlessArgs(argv: readonly string[], env: Record<string, s
   if (values.world) out.world = values.world
   if (values.identity) out.identity = values.identity
   if (values['known-hosts']) out.knownHosts = values['known-hosts']
+  if ((out.identity || out.knownHosts) && !out.world) throw new DshError('USAGE', '--identity and --known-hosts need --world ssh://USER@HOST[:PORT]/ROOT')
   if (values['permission-mode']) {
     const mode = values['permission-mode']
     if (!PERMISSION_PRESETS.some((p) => p.id === mode)) {

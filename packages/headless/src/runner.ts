@@ -232,6 +232,7 @@ async function openOrCreate(conn: HostConnection, args: HeadlessArgs, cwd: strin
       ...(args.provider ? { provider: args.provider } : {}), ...(args.model ? { model: args.model } : {}),
       ...(args.reasoningEffort ? { reasoningEffort: args.reasoningEffort } : {}),
       ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}), ...(args.agent ? { agentPreset: args.agent } : {}),
+      ...(args.world ? { world: { url: args.world, ...(args.identity ? { identity: args.identity } : {}), ...(args.knownHosts ? { knownHosts: args.knownHosts } : {}) } } : {}),
     })
     return session.id
   }

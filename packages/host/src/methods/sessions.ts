@@ -70,11 +70,35 @@ async function mountMcp(h: HostCore, hosted: Hosted, servers: In<'session/create
   await Promise.all(entries.map(([name, spec]) => mcp.mount(name, spec, { sessionId: hosted.id })))
 }
 
+/** What the host uses of `ctx.worlds` (@dsh/world-ssh), an optional row. */
+interface WorldsSeam {
+  spec(flags: { url?: string | undefined; identity?: string | undefined; knownHosts?: string | undefined }, settings: unknown, cwd: string): object | undefined
+  workspace(spec: object): string
+  enter(session: Session, spec: object | undefined): Promise<unknown>
+}
+
+const noWorlds = () => new DshError('WORLD_UNSUPPORTED', 'remote worlds need the worlds row (@dsh/world-ssh/world), which this composition does not mount')
+
+/**
+ * A new session's execution world: `world` (else settings.yaml's `world`), or undefined for
+ * the local machine. A remote session works in the world's root; its workspace is not a
+ * local directory, so the local directory check does not apply to it.
+ */
+function worldOf(h: HostCore, p: In<'session/create'>): { worlds: WorldsSeam; spec: object; workspace: string } | undefined {
+  const worlds = h.ctx.get('worlds') as WorldsSeam | undefined
+  if (!worlds) {
+    if (p.world) throw noWorlds()
+    return undefined
+  }
+  const spec = worlds.spec({ url: p.world?.url, identity: p.world?.identity, knownHosts: p.world?.knownHosts }, h.ctx.settings.get(), p.workspace)
+  return spec ? { worlds, spec, workspace: worlds.workspace(spec) } : undefined
+}
+
 export async function createSession(h: HostCore, conn: Conn, p: In<'session/create'>): Promise<Out<'session/create'>> {
   const { ctx } = h
-  const workspace = directory(p.workspace, 'workspace')
+  const world = worldOf(h, p)
+  const workspace = world ? world.workspace : directory(p.workspace, 'workspace')
   const roots = (p.roots ?? []).map((r, i) => directory(r, `roots.${i}`))
-  if (p.world) throw new DshError('WORLD_UNSUPPORTED', 'remote worlds are not available in this dsh composition')
   if (p.tools?.length && !conn.capabilities.tools) {
     throw new DshError('CAPABILITY_MISSING', `client "${conn.client.name}" did not declare capabilities.tools, so it cannot define tools`)
   }
@@ -85,6 +109,8 @@ export async function createSession(h: HostCore, conn: Conn, p: In<'session/crea
   let hosted: Hosted | undefined
   try {
     ctx.permission.set(session, d.permissionMode)
+    // connects and checks the world (keys, host key, root) before the session is handed out
+    if (world) await world.worlds.enter(session, world.spec)
     if (roots.length) session.append('workspace/roots', { roots })
     if (d.preset) h.presets?.set(session, d.preset.id)
     if (p.title) session.append('session/title', { title: p.title, source: 'user' }, { ignorable: true })
@@ -128,7 +154,13 @@ async function hostStored(h: HostCore, conn: Conn, session: Session, appended: r
   const { ctx } = h
   let hosted: Hosted | undefined
   try {
-    if (!isDirectory(session.cwd)) {
+    const remote = !!session.last('world/select')
+    if (remote) {
+      const worlds = ctx.get('worlds') as WorldsSeam | undefined
+      if (!worlds) throw noWorlds()
+      // a resumed session returns to its world now: a clear error up front, not at the first tool call
+      await worlds.enter(session, undefined)
+    } else if (!isDirectory(session.cwd)) {
       throw new DshError('WORKSPACE_GONE', `the workspace of session ${session.id}, ${session.cwd}, no longer exists`, {
         hint: 'restore the directory, or fork the session into another workspace (session/fork {workspace})',
       })
