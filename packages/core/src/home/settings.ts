@@ -23,6 +23,12 @@ export const Settings = z.strictObject({
   model: z.string().min(1).optional(),
   permissionMode: z.enum(PRESET_IDS).optional(),
   reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
+  /** The execution world of new sessions (@dsh/world-ssh); the local machine when absent. */
+  world: z.strictObject({
+    url: z.string().min(1),
+    identity: z.string().min(1).optional(),
+    knownHosts: z.string().min(1).optional(),
+  }).optional(),
 })
 export type Settings = z.infer<typeof Settings>
 
@@ -33,6 +39,7 @@ const ACCEPTS: Readonly<Record<string, string>> = {
   model: 'a model id (e.g. deepseek-chat)',
   permissionMode: PRESET_IDS.join(', '),
   reasoningEffort: REASONING_EFFORTS.join(', '),
+  world: '{url: ssh://USER@HOST[:PORT]/ROOT, identity?: FILE, knownHosts?: FILE}',
 }
 
 /** Old key → current key. */
