@@ -31,7 +31,7 @@ beforeEach(() => {
 describe('configuration fails closed', () => {
   it.each([
     ['one bad value next to a safety setting', 'permissionMode: read-only\nmodel: 5\n', 'key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))'],
-    ['a misspelled key', 'version: 1\npermisionMode: read-only\n', 'key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort'],
+    ['a misspelled key', 'version: 1\npermisionMode: read-only\n', 'key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort, world'],
     ['a bad value', 'version: 1\nreasoningEffort: extreme\n', 'key reasoningEffort: invalid value (accepted: off, low, medium, high, max)'],
   ])('settings.yaml with %s: an error naming file and key, exit non-zero, no session, no request', async (_what, text, detail) => {
     const file = join(home, 'settings.yaml')

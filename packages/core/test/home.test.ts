@@ -66,7 +66,7 @@ describe('settings.yaml', () => {
     ]).toEqual([
       'SETTINGS_INVALID: /s.yaml: key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))',
       'SETTINGS_INVALID: /s.yaml: key model: Invalid input: expected string, received number (accepted: a model id (e.g. deepseek-chat))',
-      'SETTINGS_INVALID: /s.yaml: key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort',
+      'SETTINGS_INVALID: /s.yaml: key permisionMode: unknown key (did you mean "permissionMode"?); known keys: version, provider, model, permissionMode, reasoningEffort, world',
       'SETTINGS_INVALID: /s.yaml: key reasoningEffort: invalid value (accepted: off, low, medium, high, max)',
       'SETTINGS_INVALID: /s.yaml: key permissionMode: invalid value (accepted: read-only, workspace-write, danger-full-access)',
       'SETTINGS_INVALID: /s.yaml: key default_model: obsolete key (now model), and model is set too; remove default_model',
