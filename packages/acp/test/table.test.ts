@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import type { SessionState } from '../src/state.js'
 import { SessionTable } from '../src/table.js'
 
-const fake = (id: string, n = 0) => ({ id, n }) as unknown as SessionState & { n: number }
+type Fake = SessionState & { n: number }
+const fake = (id: string, n = 0) => ({ id, n }) as unknown as Fake
 
 function deferred<T>() {
   let resolve: (value: T) => void = () => undefined
@@ -60,7 +61,7 @@ describe('SessionTable', () => {
       await gate.promise
       order.push('closed')
     })!
-    const reopened = table.open('a', async () => {
+    const reopened = table.open('a', async (): Promise<Fake> => {
       order.push('loaded')
       const s = fake('a', 2)
       table.set(s)
@@ -68,7 +69,7 @@ describe('SessionTable', () => {
     })
     gate.resolve()
     await closing
-    expect((await reopened).n).toBe(2)
+    expect(((await reopened) as Fake).n).toBe(2)
     expect(order).toEqual(['closed', 'loaded'])
   })
 
