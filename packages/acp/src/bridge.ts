@@ -274,12 +274,13 @@ export class Bridge implements AcpConnection {
     }
   }
 
-  /** Closes every session of this connection (cancelling running turns) and the connection. */
+  /** Closes every session of this connection, open or opening (cancelling running turns), and the connection. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const dispose of this.disposers.splice(0)) dispose()
       this.connection?.close()
-      await Promise.allSettled(this.sessions.values().map((state) => closeSession(this, { sessionId: state.id }, CLOSE_WAIT_MS)))
+      // sessions still being opened are closed once open (never left locked)
+      await Promise.allSettled(this.sessions.ids().map((sessionId) => closeSession(this, { sessionId }, CLOSE_WAIT_MS)))
     })()
     return this.closing
   }

@@ -18,6 +18,8 @@ export interface FrameOptions {
   maxFrameBytes?: number
   /** Told about each refused frame (for a stderr line). */
   onOversize?: (bytes: number, id: acp.JsonRpcId | null) => void
+  /** Told when the input itself fails (the connection then ends: the transport cannot recover). */
+  onInputError?: (error: unknown) => void
 }
 
 type ErrorFrame = { jsonrpc: '2.0'; id: acp.JsonRpcId | null; error: { code: number; message: string; data?: unknown } }
@@ -133,7 +135,15 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
     async pull(controller) {
       while (queued > OUTPUT_HIGH_WATER) await writing
       while (!pending.length && !ended) {
-        const { value, done } = await reader.read()
+        let next: Awaited<ReturnType<typeof reader.read>>
+        try {
+          next = await reader.read()
+        } catch (error) {
+          ended = true
+          options.onInputError?.(error)
+          throw error
+        }
+        const { value, done } = next
         if (done) {
           ended = true
           if (refused) await refuse()

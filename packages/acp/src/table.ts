@@ -20,6 +20,11 @@ export class SessionTable {
     return [...this.states.values()]
   }
 
+  /** Every id open or being opened here. */
+  ids(): string[] {
+    return [...new Set([...this.states.keys(), ...this.opening.keys()])]
+  }
+
   set(state: SessionState): void {
     this.states.set(state.id, state)
   }

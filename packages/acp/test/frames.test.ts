@@ -52,6 +52,22 @@ describe('bounded NDJSON frames', () => {
     expect(answers.map((a) => [a.id, a.error.code])).toEqual([[5, -32600]])
   })
 
+  it('a failing input is reported once and ends the stream with its error (the transport cannot recover)', async () => {
+    let pulls = 0
+    const input = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulls++ === 0) c.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0","method":"first"}\n'))
+        else c.error(new Error('EIO: stdin broke'))
+      },
+    })
+    const seen: unknown[] = []
+    const stream = boundedNdJsonStream(new WritableStream(), input, { onInputError: (e) => seen.push((e as Error).message) })
+    const reader = stream.readable.getReader()
+    expect(await reader.read()).toEqual({ done: false, value: { jsonrpc: '2.0', method: 'first' } })
+    await expect(reader.read()).rejects.toThrow('EIO: stdin broke')
+    expect(seen).toEqual(['EIO: stdin broke'])
+  })
+
   it('finds only the top-level id in a frame head', () => {
     expect(headId('{"jsonrpc":"2.0","id":42,"method":"x"')).toBe(42)
     expect(headId('{"params":{"id":7},"method":"id","id":"a\\"b"')).toBe('a"b')

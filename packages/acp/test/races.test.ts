@@ -2,13 +2,27 @@
 // client over an in-memory stream): frames sent back to back reach the agent in one
 // go, and the SDK may run their handlers in either order.
 import * as acp from '@agentclientprotocol/sdk/unstable'
+import { defineTool } from '@dsh/core'
+import { z } from 'zod'
 import { afterEach, describe, expect, it } from 'vitest'
-import { harness, rawPeer, until, updatesOf, type Harness, type RawPeer } from './harness.js'
+import { editTool, harness, rawPeer, shTool, todoTool, until, updatesOf, type Harness, type RawPeer } from './harness.js'
 
 let h: Harness | undefined
 afterEach(async () => {
   await h?.close()
   h = undefined
+})
+
+/** A tool that takes a while to stop once aborted (a close waits for it). */
+const slowStop = defineTool({
+  name: 'slow_stop', description: 'Waits until aborted, then takes 300 ms to stop.',
+  parameters: z.object({}),
+  async execute(_args, call) {
+    await new Promise((resolve) => { if (call.signal.aborted) resolve(undefined); else call.signal.addEventListener('abort', resolve, { once: true }) })
+    await new Promise((r) => setTimeout(r, 300))
+    return 'stopped'
+  },
+  output: { render: (v: string) => v },
 })
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
@@ -89,6 +103,25 @@ describe('ACP races: session/close and an open of the same id, in one read', () 
     expect(await errorOf(peer, 6)).toBeUndefined()
     expect(await stopOf(peer, 6)).toBe('end_turn')
     expect(h.root.sessions.get(sessionId)?.closed).toBe(false)
+    await peer.close()
+  })
+
+  it('a load that arrives while a close waits for the turn to stop: the session answers the next prompt', async () => {
+    h = await harness({
+      script: [{ text: 'one' }, { toolCalls: [{ id: 's1', name: 'slow_stop', arguments: {} }] }, { text: 'two' }],
+      tools: [shTool, editTool, todoTool, slowStop],
+    })
+    const { peer, sessionId } = await storedSession(h)
+    peer.send(promptFrame(30, sessionId, 'hang'))
+    await until(() => h!.root.sessions.get(sessionId)!.events.some((e) => e.type === 'tool/call'))
+    peer.send(closeFrame(4, sessionId))
+    await new Promise((r) => setTimeout(r, 50))
+    peer.send(loadFrame(5, sessionId))
+    expect(await errorOf(peer, 4)).toBeUndefined()
+    expect(await errorOf(peer, 5)).toBeUndefined()
+    peer.send(promptFrame(6, sessionId, 'after'))
+    expect(await errorOf(peer, 6)).toBeUndefined()
+    expect(await stopOf(peer, 6)).toBe('end_turn')
     await peer.close()
   })
 

@@ -51,17 +51,22 @@ export function apply(ctx: Context): void {
   launcher.pin('an ACP client is connected (restarting rows would drop its sessions)')
   ctx.effect(() => guardStdout(), 'acp: console off stdout')
   const stdout = launcher.stdout as Writable
+  /** The exit code once the connection has closed: 0 at stdin EOF, 1 when stdin failed, 130/143 on a signal. */
+  let code = 0
   const swallow = () => undefined
   stdout.on('error', swallow)
   ctx.effect(() => () => { stdout.off('error', swallow) }, 'acp: stdout errors')
   // a frame over the limit is refused with an error and a stderr line; the connection goes on
   const stream = boundedNdJsonStream(Writable.toWeb(stdout) as WritableStream<Uint8Array>, Readable.toWeb(launcher.stdin as Readable) as ReadableStream<Uint8Array>, {
     onOversize: (bytes, id) => launcher.stderr.write(`dsh-acp: refused a frame of ${bytes} bytes${id === null ? '' : ` (request ${String(id).slice(0, 40)})`}: the limit is ${MAX_FRAME_BYTES} bytes\n`),
+    onInputError: (error) => {
+      launcher.stderr.write(`dsh-acp: reading stdin failed, closing the connection: ${error instanceof Error ? error.message : String(error)}\n`)
+      code = 1
+    },
   })
   const debug = launcher.env.DSH_ACP_DEBUG === '1' ? (line: string) => { launcher.stderr.write(`[acp] ${line}\n`) } : undefined
   const handle = ctx.acpServer.connect(stream, { defaults: command.defaults, ...(debug ? { debug } : {}) })
   debug?.('serving ACP on stdio')
-  let code = 0
   ctx.on('launcher/signal', (signal) => {
     code = signal === 'SIGINT' ? 130 : 143
     void handle.close()
