@@ -27,6 +27,7 @@ interface Outcome { escaped: string[]; code: number | null; stderr: string; requ
 /** One attempt in a fresh world with its own mock model (cases run concurrently). */
 async function attempt(attack: Attack, channel: Channel, mode: Mode): Promise<Outcome> {
   need('bwrap', 'bubblewrap')
+  for (const command of attack.needs ?? []) need(command)
   user ??= ensureUser()
   const w = await makeWorld(user)
   const model = await startMockModel()
@@ -69,19 +70,20 @@ for (const mode of ['read-only', 'workspace-write'] as const) {
 }
 
 // negative control: with no sandbox the same attempts must mostly get out
-const outcomes: { name: string; escaped: boolean }[] = []
+const outcomes: { name: string; escaped: boolean; counted: boolean }[] = []
 for (const attack of ATTACKS) {
   for (const channel of channels(attack)) {
     lane.case(`danger-full-access · ${attack.name} (${channel}): runs`, async () => {
       const o = await attempt(attack, channel, 'danger-full-access')
-      outcomes.push({ name: `${attack.name} (${channel})${o.code === 0 ? '' : ` [dsh exit ${o.code}]`}`, escaped: o.escaped.length > 0 })
+      outcomes.push({ name: `${attack.name} (${channel})${o.code === 0 ? '' : ` [dsh exit ${o.code}]`}`, escaped: o.escaped.length > 0, counted: !attack.holdsUnconfined })
     }, 120_000, { concurrent: true })
   }
 }
 lane.case('negative control: under danger-full-access at least 90% of the corpus escapes', () => {
   const total = ATTACKS.reduce((n, a) => n + channels(a).length, 0)
   expect(outcomes.length, 'not every danger-full-access attempt ran').toBe(total)
-  const escaped = outcomes.filter((o) => o.escaped).length
-  process.stdout.write(`reliability escape: danger-full-access control: ${escaped}/${total} escaped; held: ${outcomes.filter((o) => !o.escaped).map((o) => o.name).join('; ')}\n`)
-  expect(escaped / total).toBeGreaterThanOrEqual(0.9)
+  const counted = outcomes.filter((o) => o.counted)
+  const escaped = counted.filter((o) => o.escaped).length
+  process.stdout.write(`reliability escape: danger-full-access control: ${escaped}/${counted.length} escaped (${outcomes.filter((o) => o.escaped).length}/${total} of the whole corpus; ${total - counted.length} hold unconfined by design); held: ${outcomes.filter((o) => !o.escaped).map((o) => o.name).join('; ')}\n`)
+  expect(escaped / counted.length).toBeGreaterThanOrEqual(0.9)
 })
