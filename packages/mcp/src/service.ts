@@ -202,7 +202,8 @@ export class McpService extends Service {
       level: 'warn',
       message,
     }
-    this.home.logger('mcp').warn(message)
+    // surfaces show it from the session log; the log line is for DSH_DEBUG (headless would print it twice)
+    this.home.logger('mcp').info(message)
     this.home.emit('mcp/notice', notice)
     const source = `mcp:${connection.name}`
     if (connection.sessionId === undefined) {
