@@ -113,6 +113,8 @@ describe('MCP failures are visible and bounded', () => {
     const result = await headless(patchWith({ hung: fixture({ FIXTURE_HANG: '1' }, { args: [FIXTURE, marker] }) }, { connectTimeoutMs: 1500 }), ['hello'])
     expect(result.code).toBe(0)
     expect(notices(sessionIdOf(result.stderr))).toEqual(['MCP server hung could not start: no answer within 1.5 s (start timeout)'])
+    // shown once, as a note after `session: <id>`
+    expect(result.stderr.split('MCP server hung could not start').length).toBe(2)
     expect(result.stderr).toContain('note: MCP server hung could not start: no answer within 1.5 s (start timeout)')
     expect(processesMatching(marker)).toEqual([])
   })

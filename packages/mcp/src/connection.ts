@@ -216,7 +216,8 @@ export class McpConnection {
         ? `no answer within ${limit / 1000} s (start timeout)`
         : exitInfo(link.transport)?.what ?? this.describeStartError(error, limit)
       const stderr = stderrTail(link.transport)
-      await this.shutdown(link)
+      // Stopping a hung child takes its grace periods: report now; `close()` awaits the same stop.
+      void this.shutdown(link)
       return { ok: false, reason: `${reason}${withStderr(stderr)}` }
     } finally {
       clearTimeout(timer)
@@ -265,12 +266,14 @@ export class McpConnection {
   }
 
   /** Marks the server failed with the notice `MCP server <name> <phrase>`. Tools it had stay registered and answer the reason. */
-  private async fail(reason: string, phrase = reason): Promise<void> {
-    if (this.state === 'failed' || this.state === 'closed') return
+  private fail(reason: string, phrase = reason): Promise<void> {
+    if (this.state === 'failed' || this.state === 'closed') return Promise.resolve()
     this.state = 'failed'
     this.error = reason
     this.host.notify(this, `MCP server ${this.name} ${phrase}`)
-    await this.shutdown(this.link)
+    // not awaited: waiters learn the failure now; `close()` awaits the same stop
+    void this.shutdown(this.link)
+    return Promise.resolve()
   }
 
   /** Closes the client; a stdio child is then awaited until gone (its close is idempotent). */

@@ -58,7 +58,7 @@ export class McpService extends Service {
   mount(name: string, spec: ServerSpecInput, options: MountOptions = {}): Promise<McpConnection> {
     const mounting = this.mountNow(name, spec, options)
     const trusted = (spec as { trusted?: unknown }).trusted === true
-    const entry = { name, sessionId: options.sessionId, trusted, done: mounting.then(() => undefined) }
+    const entry = { name, sessionId: options.sessionId, trusted, done: mounting.then(() => undefined, () => undefined) }
     this.mounting.add(entry)
     void entry.done.finally(() => this.mounting.delete(entry))
     return mounting
@@ -117,7 +117,7 @@ export class McpService extends Service {
 
   /**
    * The permission preset's verdict on an MCP tool call (see `mcpGate`); undefined when the
-   * tool is not an MCP tool or no preset is known (no `ctx.permission`, session not open).
+   * tool is not an MCP tool or no permission service is mounted (no presets at all).
    */
   gate(call: ToolInvocation): PreDecision | undefined {
     for (const connection of this.connections) {
@@ -125,9 +125,10 @@ export class McpService extends Service {
       const tool = connection.toolOf(call.name)
       if (!tool) continue
       const permission = this.home.get('permission') as PermissionService | undefined
+      if (!permission) return undefined
       const session = (this.home.get('sessions') as SessionManager | undefined)?.get(call.sessionId)
-      if (!permission || !session) return undefined
-      const preset = permission.current(session).id
+      // fail closed: a call whose session (hence preset) cannot be found asks
+      const preset = session ? permission.current(session).id : '(unknown: the session is not open)'
       return mcpGate({ preset, server: connection.name, tool: tool.tool, annotations: tool.annotations, trusted: connection.trusted })
     }
     return undefined
@@ -201,7 +202,8 @@ export class McpService extends Service {
       level: 'warn',
       message,
     }
-    this.home.logger('mcp').warn(message)
+    // surfaces show it from the session log; the log line is for DSH_DEBUG (headless would print it twice)
+    this.home.logger('mcp').info(message)
     this.home.emit('mcp/notice', notice)
     const source = `mcp:${connection.name}`
     if (connection.sessionId === undefined) {

@@ -41,5 +41,7 @@ export function apply(ctx: Context, config: Config): void {
       },
     }), 'mcp.promptSection')
   })
-  for (const [server, spec] of Object.entries(config.servers)) void service.mount(server, spec)
+  for (const [server, spec] of Object.entries(config.servers)) {
+    service.mount(server, spec).catch((error: unknown) => ctx.logger('mcp').warn('MCP server %s was not mounted: %s', server, error))
+  }
 }
