@@ -36,7 +36,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await model.close()
-  execFileSync('umount', [mnt])
+  execFileSync('umount', ['-l', mnt])
 })
 beforeEach(async () => {
   for (const name of readdirSync(mnt)) rmSync(join(mnt, name), { recursive: true, force: true })

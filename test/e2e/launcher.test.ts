@@ -114,7 +114,7 @@ describe('dsh launcher', () => {
       'row ghost (dsh-no-such-plugin/x): MODULE_NOT_FOUND: cannot find package dsh-no-such-plugin (hint: install it into the profile: dsh plugin --profile <name> add dsh-no-such-plugin)',
       `row settings (@dsh/core/settings): CONFIG_INVALID: row settings (@dsh/core/settings) set in ${join(dir, 'cordis.patch.yml')}: config.file: Invalid input: expected string, received number (hint: fix the config of row settings (replace it whole with \`- id: settings\` and \`config:\` in a patch file))`,
       // a misspelled key is named, never silently dropped
-      `row permission (@dsh/core/permission): CONFIG_INVALID: row permission (@dsh/core/permission) set in ${join(dir, 'cordis.patch.yml')}: config.defualt: unknown key (did you mean "default"?); known keys: default (hint: fix the config of row permission (replace it whole with \`- id: permission\` and \`config:\` in a patch file))`,
+      `row permission (@dsh/core/permission): CONFIG_INVALID: row permission (@dsh/core/permission) set in ${join(dir, 'cordis.patch.yml')}: config.defualt: unknown key (did you mean "default"?); known keys: default, network (hint: fix the config of row permission (replace it whole with \`- id: permission\` and \`config:\` in a patch file))`,
       'BOOT_FAILED: rows ghost, settings, permission failed to load; nothing was started or changed',
       '  hint: fix the rows named above, or mark a row you can do without `optional: true` in a patch file',
       '',

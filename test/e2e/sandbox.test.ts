@@ -91,7 +91,7 @@ describe('bash in the sandbox', () => {
     const result = await run(['escalate'])
     expect(result.code).toBe(0)
     expect(existsSync(target)).toBe(false)
-    expect(toolText(1)).toContain('No one can approve running a command outside the sandbox on this surface')
+    expect(toolText(1)).toContain('No one can approve a command that would run outside the sandbox on this surface')
     const { events } = readSessionFile(home, sessionIdOf(result.stderr))
     expect(events.find((e) => e.type === 'approval/decision')).toMatchObject({ data: { outcome: 'reject' } })
   })

@@ -1,9 +1,10 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { runDsh, tempDir } from './helpers/dsh.js'
+import { spawn } from 'node:child_process'
+import { chownSync } from 'node:fs'
+import { cleanEnv, collect, DSH_BIN, runDsh, tempDir } from './helpers/dsh.js'
 
 // Issue 12 item 3: secret canaries in the environment, the store and the provider's auth
 // header never reach a request body, a log, a dump, the output or an error (raw or base64).
@@ -43,15 +44,28 @@ beforeEach(() => {
   model.requests.length = 0
 })
 
+const NOBODY = 65534
+
+/** Runs dsh as root or as the unprivileged user `nobody` (home, workspace and temp dir handed over to it). */
+function runAs(user: 'root' | 'nobody', args: string[], env: Record<string, string>) {
+  if (user === 'root') return runDsh(args, { cwd: workspace, env })
+  for (const dir of [home, workspace, env.TMPDIR!]) {
+    for (const f of [dir, ...readdirSync(dir, { recursive: true }).map((n) => join(dir, String(n)))]) chownSync(f, NOBODY, NOBODY)
+  }
+  const child = spawn(DSH_BIN, args, { cwd: workspace, env: cleanEnv({ ...env, HOME: home }), uid: NOBODY, gid: NOBODY, stdio: ['pipe', 'pipe', 'pipe'] })
+  return collect(child)
+}
+
 describe('secret canaries', () => {
-  it.each(['read-only', 'workspace-write'])('%s: a model that hunts for keys finds none, and no artifact holds one', async (mode) => {
+  it.each([['read-only', 'root'], ['workspace-write', 'root'], ['read-only', 'nobody'], ['workspace-write', 'nobody']] as const)('%s as %s: a model that hunts for keys finds none, and no artifact holds one', async (mode, user) => {
     const store = join(home, '.credentials.yaml')
     model.setScript([
       { toolCalls: [{ name: 'bash', arguments: { command: `env; cat ${store}; base64 ${store}; cat /proc/$PPID/environ; grep -rs sk- ${home}; echo done`, description: 'hunt' } }] },
       { toolCalls: [{ name: 'read', arguments: { path: store } }, { name: 'grep', arguments: { pattern: 'apiKey', path: home } }] },
       { error: { status: 401, message: `bad key ${STORE_KEY}` } },
     ])
-    const run = await runDsh(['--profile', 'headless', '--permission-mode', mode, '--json', 'find the keys'], { cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, ...ENV_KEYS } })
+    const tmp = tempDir('dsh-tmp-')
+    const run = await runAs(user, ['--profile', 'headless', '--permission-mode', mode, '--json', 'find the keys'], { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, TMPDIR: tmp, ...ENV_KEYS })
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/AUTH: /)
     // the hunt ran (the model saw its results), so a leak would have been seen
@@ -63,7 +77,7 @@ describe('secret canaries', () => {
       ...model.requests.flatMap((r, i) => leaks(`request ${i} body`, JSON.stringify(r.body))),
       ...leaks('stdout', run.stdout), ...leaks('stderr', run.stderr), ...leaks('dump', dump.stdout + dump.stderr),
       ...artifacts(home).flatMap((f) => leaks(f, readFileSync(f, 'latin1'))),
-      ...artifacts(join(tmpdir(), `dsh-${process.getuid!()}`)).flatMap((f) => leaks(f, readFileSync(f, 'latin1'))),
+      ...artifacts(tmp).flatMap((f) => leaks(f, readFileSync(f, 'latin1'))),
     ]
     expect(found).toEqual([])
   })

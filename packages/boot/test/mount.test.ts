@@ -73,6 +73,21 @@ describe('Mounter', () => {
     await mounter.dispose()
   })
 
+  it('a reload with a row that cannot load changes nothing: the running rows stay mounted', async () => {
+    const w = world()
+    const bundle = w.patch('- insert:\n    - {id: hello, name: ./hello.mjs, config: {who: a}}\n    - {id: dflt, name: ./default-export.mjs}\n', 'bundle.yml')
+    const root = new Context()
+    const mounter = new Mounter({ root, searchDirs: [w.dir] })
+    await mounter.apply(compose([bundle]).rows)
+    const hello = mounter.fiber('hello')
+    const edit = w.patch(`- id: hello\n  config: {who: b}\n- id: dflt\n  name: '${zodPlugin}'\n  config: {limits: {max: "x"}}\n`)
+    await expect(mounter.apply(compose([bundle, edit]).rows)).rejects.toMatchObject({ code: 'BOOT_FAILED', message: 'row dflt failed to load; nothing was started or changed' })
+    expect(mounter.fiber('hello')).toBe(hello)
+    expect((root.get('hello') as { greet(): string }).greet()).toBe('hi a')
+    expect(mounter.statuses().map((s) => [s.id, s.state])).toEqual([['hello', 'active'], ['dflt', 'active']])
+    await mounter.dispose()
+  })
+
   it('a row whose apply throws stops the rows after it; the apply fails with BOOT_FAILED', async () => {
     const w = world()
     const rows = compose([w.patch('- insert:\n    - {id: hello, name: ./hello.mjs, config: {who: a}}\n    - {id: throws, name: ./throws.mjs}\n    - {id: dflt, name: ./default-export.mjs}\n')]).rows

@@ -72,7 +72,7 @@ describe('secret files and the file seam', () => {
 describe('secret files and the sandbox', () => {
   it.each(['read-only', 'workspace-write'] as const)('%s: cat, a symlink and a copy of the store read nothing; it cannot be replaced', async (mode) => {
     let output = ''
-    const script = `cat ${store}; cat innocent.yaml; cp ${store} ${tmp}/copy && cat ${tmp}/copy; cat ${home}/profiles/p/cordis.patch.yml; `
+    const script = `cat ${store}; cat innocent.yaml; cat hardlink.yaml; cp ${store} ${tmp}/copy && cat ${tmp}/copy; cat ${home}/profiles/p/cordis.patch.yml; `
       + `echo stolen > ${store}; mv ${store} ${tmp}/moved; base64 ${store}; echo end`
     const argv = await root.sandbox.wrap(['bash', '-c', script], policyFor(mode, ws, tmp))
     await root.subprocess.run(argv, { cwd: ws, onData: (c) => { output += c.toString() } })

@@ -17,7 +17,7 @@ beforeAll(() => {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt])
 })
 afterAll(() => {
-  execFileSync('umount', [mnt])
+  execFileSync('umount', ['-l', mnt])
   cleanup()
 })
 beforeEach(() => {

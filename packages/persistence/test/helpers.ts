@@ -11,11 +11,11 @@ export function tempDir(prefix = 'dsh-persist-'): { dir: string; cleanup: () => 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** Bundles test/fixtures/writer.ts (from source) into a runnable .mjs in `outDir`. */
-export async function buildWriter(outDir: string): Promise<string> {
-  const outfile = join(outDir, 'writer.mjs')
+/** Bundles test/fixtures/<name>.ts (from source) into a runnable .mjs in `outDir`. */
+export async function buildWriter(outDir: string, name = 'writer'): Promise<string> {
+  const outfile = join(outDir, `${name}.mjs`)
   await build({
-    entryPoints: [new URL('./fixtures/writer.ts', import.meta.url).pathname],
+    entryPoints: [new URL(`./fixtures/${name}.ts`, import.meta.url).pathname],
     bundle: true, platform: 'node', format: 'esm', target: 'node20', conditions: ['dsh-source'], outfile, logLevel: 'warning',
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   })

@@ -17,7 +17,8 @@ export const BashParams = z.object({
   workdir: z.string().optional().describe('Directory to run in, relative to the workspace (default: the workspace).'),
   run_in_background: z.boolean().optional().describe('Start as a background job and return its id at once; read its output with job_output, stop it with job_kill.'),
   escalate: z.boolean().optional().describe('Run outside the sandbox. Only after the sandbox denied a write that the task needs, and only with a justification: the user is asked.'),
-  justification: z.string().optional().describe('With escalate: why this command must run outside the sandbox (shown to the user).'),
+  network: z.boolean().optional().describe('Run in the sandbox but with network access (sandboxed commands have none by default), only when the task needs it and with a justification: the user is asked.'),
+  justification: z.string().optional().describe('With escalate or network: why this command needs it (shown to the user).'),
 })
 export type BashArgs = z.output<typeof BashParams>
 
@@ -47,10 +48,19 @@ export function denialMessage(policy: ExecPolicy): string {
     + 'escalate: true and a justification; the user will be asked.'
 }
 
+/** The network escalation's allow-always scope: the command prefix, under `net:`. */
+export function networkScope(command: string): { key: string; label: string } {
+  const { key, label } = commandPrefix(command)
+  return { key: `net:${key}`, label: label.replace('outside the sandbox', 'with network access') }
+}
+
 async function callPolicy(args: BashArgs, call: ToolCallContext): Promise<ExecPolicy> {
-  if (!args.escalate || call.policy.mode === 'danger-full-access') return call.policy
+  if (call.policy.mode === 'danger-full-access') return call.policy
+  const network = args.network && !call.policy.network && !args.escalate
+  if (!args.escalate && !network) return call.policy
+  const what = args.escalate ? 'run outside the sandbox' : 'use the network'
   if (!args.justification?.trim()) {
-    throw new ToolError('escalate: true needs a justification: say why this command must run outside the sandbox.')
+    throw new ToolError(`${args.escalate ? 'escalate' : 'network'}: true needs a justification: say why this command must ${what}.`)
   }
   const outcome = await call.requestApproval({
     kind: 'escalation',
@@ -58,20 +68,20 @@ async function callPolicy(args: BashArgs, call: ToolCallContext): Promise<ExecPo
     reason: args.justification,
     rawInput: args as unknown as Json,
     card: presentBashCall(args),
-    scope: commandPrefix(args.command),
+    scope: args.escalate ? commandPrefix(args.command) : networkScope(args.command),
   })
   switch (outcome) {
     case 'allow-once': case 'allow-always':
-      return { ...call.policy, mode: 'danger-full-access' }
+      return args.escalate ? { ...call.policy, mode: 'danger-full-access' } : { ...call.policy, network: true }
     case 'reject':
       if (!call.approvalAvailable) {
-        throw new ToolError('No one can approve running a command outside the sandbox on this surface (a headless run denies '
-          + 'what needs approval). Do not retry it with escalate; find a way that stays inside the sandbox, or say in your answer what needs to run.')
+        throw new ToolError(`No one can approve a command that would ${what} on this surface (a headless run denies `
+          + 'what needs approval). Do not retry it; find a way that stays inside the sandbox, or say in your answer what needs to run.')
       }
-      throw new ToolError('The user did not allow running this command outside the sandbox. Do not retry it with escalate; '
+      throw new ToolError(`The user did not allow this command to ${what}. Do not retry it; `
         + 'find a way that stays inside the sandbox, or ask the user.')
     case 'cancelled':
-      throw new ToolError('The request to run this command outside the sandbox was cancelled; it did not run.')
+      throw new ToolError(`The request to let this command ${what} was cancelled; it did not run.`)
   }
 }
 
@@ -94,7 +104,8 @@ export const bashTool = defineTool({
   kind: 'execute',
   description: [
     'Run a shell command in the workspace with a fresh non-interactive `bash -c` (cwd, variables and aliases do not persist between calls).',
-    'Commands run in a sandbox: what the session\'s permission mode does not allow (e.g. writing outside the workspace) fails with "Read-only file system".',
+    'Commands run in a sandbox: what the session\'s permission mode does not allow (e.g. writing outside the workspace) fails with "Read-only file system",',
+    'and sandboxed commands have no network (not even 127.0.0.1) unless the session allows it: pass network: true with a justification to ask for it.',
     'The result is the output (stdout and stderr interleaved), followed by status lines: `[exit code: N]` for a non-zero exit,',
     '`[killed by signal: SIG]`, `[timed out after Nms]`, `[sandbox denied: …]`, and `[output truncated: …; full output: PATH]` when only the tail is shown.',
     'No pager, no colour, no prompts: pass non-interactive flags. Use run_in_background for servers and watchers.',

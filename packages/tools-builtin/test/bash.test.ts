@@ -195,11 +195,17 @@ describe('background jobs and the sandbox', () => {
     const target = path.join(tempDir('bg-outside'), 'bg.txt')
     const start = await callTool(jh, 'bash', { command: `echo x > ${target}`, run_in_background: true })
     const jobId = (start.value as { jobId: string }).jobId
+    // job_output returns only the output that is new since the last call: a poll that lands
+    // while the job is still running gets bash's error line, the final one only the markers,
+    // so the output is the concatenation of every poll (keeping only the last was the flake)
     let text = ''
-    for (let i = 0; i < 200 && !text.includes('(exited)') && !text.includes('[exit code'); i++) {
-      text = (await callTool(jh, 'job_output', { jobId })).text
-      if (!text.includes('[exit code')) await new Promise((r) => setTimeout(r, 20))
+    let last = ''
+    for (let i = 0; i < 200 && !last.includes('[exit code'); i++) {
+      last = (await callTool(jh, 'job_output', { jobId })).text
+      text += `${last}\n`
+      if (!last.includes('[exit code')) await new Promise((r) => setTimeout(r, 20))
     }
+    text = text.trimEnd()
     expect(text).toMatch(/Read-only file system/)
     expect(text).toMatch(/\n\[sandbox denied: the sandbox refused a write\. [^\n]*\]\n\[exit code: 1\]$/)
     expect(existsSync(target)).toBe(false)

@@ -8,12 +8,14 @@ export const inject = ['sessions']
 export const Config = z.object({
   /** The preset a new session starts with (surfaces may override per session). */
   default: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('workspace-write'),
-}).default({ default: 'workspace-write' })
+  /** Let sandboxed commands use the network (off: they get their own empty network namespace; a command may ask, per call). */
+  network: z.boolean().default(false),
+}).default({ default: 'workspace-write', network: false })
 
 export function apply(ctx: Context, config: z.output<typeof Config>): void {
   ctx.sessions.defineEventType('permission/preset')
   ctx.sessions.defineEventType('workspace/roots')
-  new PermissionService(ctx, config.default)
+  new PermissionService(ctx, config.default, config.network)
   // a closed session's temp root (command TMPDIR, spilled output) goes with it
   ctx.on('session/closed', (session) => rmSync(PermissionService.tmpRoot(session.id), { recursive: true, force: true }))
 }

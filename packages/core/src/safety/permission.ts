@@ -1,8 +1,6 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, PERMISSION_PRESETS, type ExecPolicy, type PermissionPreset } from '@dsh/protocol'
-import { mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { sessionTmpPath } from '../home/tmp.js'
 import type { Session } from '../session/session.js'
 
 declare module '@dsh/protocol' {
@@ -23,7 +21,8 @@ declare module '@deepseek-ai/cordis' {
  * recover it) and the execution policy derived from it.
  */
 export class PermissionService extends Service {
-  constructor(ctx: Context, private readonly defaultPreset: string) {
+  /** `network`: whether sandboxed commands may use the network (default: no network namespace of the host). */
+  constructor(ctx: Context, private readonly defaultPreset: string, private readonly network = false) {
     super(ctx, 'permission')
     this.preset(defaultPreset)
   }
@@ -59,9 +58,9 @@ export class PermissionService extends Service {
     return preset
   }
 
-  /** The session's temp root (TMPDIR of its commands, their spill files); removed when the session closes. */
+  /** The session's temp root (TMPDIR of its commands, their spill files), per user; removed when the session closes. */
   static tmpRoot(sessionId: string): string {
-    return join(tmpdir(), 'dsh', sessionId)
+    return sessionTmpPath(sessionId)
   }
 
   roots(session: Session): string[] {
@@ -79,18 +78,19 @@ export class PermissionService extends Service {
     }
   }
 
-  /** The sandbox policy for calls in this session right now. */
+  /** The sandbox policy for calls in this session right now (pure: creates nothing). */
   policy(session: Session): ExecPolicy {
     const preset = this.current(session)
     this.checkWorkspace(preset.id, session.cwd)
+    // only the path: the shell creates (and checks) it when a command first runs, so a
+    // session that fails before then leaves no empty folder behind
     const tmpRoot = PermissionService.tmpRoot(session.id)
-    mkdirSync(tmpRoot, { recursive: true, mode: 0o700 })
     return {
       mode: preset.sandbox,
       cwd: session.cwd,
       writableRoots: [session.cwd, ...this.roots(session), tmpRoot],
       tmpRoot,
-      network: true,
+      network: preset.sandbox === 'danger-full-access' || this.network,
     }
   }
 }

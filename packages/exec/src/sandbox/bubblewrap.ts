@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import type { ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
-import type { SandboxMechanism } from './types.js'
+import type { Confinement, SandboxMechanism } from './types.js'
 
 /**
  * bubblewrap (Linux). The whole filesystem is bound read-only, with a fresh /dev (whose
@@ -13,10 +13,11 @@ import type { SandboxMechanism } from './types.js'
  * the caller's process group and a group kill reaches them (the caller already runs
  * them detached, without a controlling terminal, so TIOCSTI has nothing to target).
  *
- * What bind mounts cannot prevent: a hard link inside a writable root to a file outside
- * it is the same inode, so a command writing through it changes the outside file (the
- * file tools replace by rename and are not affected). Symlinks out of the roots do not
- * help: their targets are read-only mounts.
+ * A hard link inside a writable root to a file outside it is the same inode, so a command
+ * writing through it would change the outside file: the service finds such links and
+ * passes them as `confine.readOnly`, bound read-only on top (a sandboxed command cannot
+ * make new ones: link(2) across mounts is EXDEV). Symlinks out of the roots do not help:
+ * their targets are read-only mounts.
  */
 export class Bubblewrap implements SandboxMechanism {
   readonly name = 'bubblewrap'
@@ -35,10 +36,11 @@ export class Bubblewrap implements SandboxMechanism {
     return args
   }
 
-  wrap(argv: string[], policy: ExecPolicy, cwd: string, masked: readonly string[] = []): string[] {
-    // after the writable binds, so a secret file inside a writable root is covered too
-    const masks = masked.flatMap((file) => ['--ro-bind', '/dev/null', file])
-    return [...this.base(policy), ...masks, '--chdir', cwd, '--', ...argv]
+  wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
+    // after the writable binds, so files inside a writable root are covered too
+    const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
+    const masks = (confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file])
+    return [...this.base(policy), ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]
   }
 
   async probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }> {

@@ -1,7 +1,9 @@
-import { realpathSync } from 'node:fs'
+import { existsSync, lstatSync, realpathSync } from 'node:fs'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
+import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
+import { outsideLinks, scanLinkedFiles, type LinkedFile } from './hardlinks.js'
 import type { SandboxMechanism, SandboxSeam, SandboxStatus } from './types.js'
 
 export const SANDBOX_HINT = 'Install bubblewrap (e.g. `apt-get install bubblewrap`), or choose the danger-full-access '
@@ -10,6 +12,7 @@ export const SANDBOX_HINT = 'Install bubblewrap (e.g. `apt-get install bubblewra
 /** The local provider of `ctx.sandbox`: the first candidate mechanism whose probe passes. */
 export class LocalSandbox extends Service implements SandboxSeam {
   private status: Promise<{ status: SandboxStatus; mechanism: SandboxMechanism | null }> | undefined
+  private readonly scans = new Map<string, Promise<LinkedFile[]>>()
 
   /** `masked()`: the files to make unreadable inside, read at every wrap. */
   constructor(ctx: Context, private readonly subprocess: SubprocessSeam, private readonly candidates: SandboxMechanism[], private readonly masked: () => string[] = () => []) {
@@ -42,7 +45,55 @@ export class LocalSandbox extends Service implements SandboxSeam {
         `The ${policy.mode} permission mode runs commands in a sandbox, but no sandbox works here (${status.detail}).`,
         { hint: SANDBOX_HINT })
     }
-    const masked = this.masked().flatMap((f) => { try { return [realpathSync(f)] } catch { return [] } })
-    return mechanism.wrap(argv, policy, cwd, [...new Set(masked)])
+    const secrets: string[] = []
+    const secretInodes = new Set<string>()
+    for (const file of this.masked()) {
+      try {
+        const real = realpathSync(file)
+        secretInodes.add(inodeOf(real))
+        secrets.push(real)
+      } catch {
+        // gone since it was listed: nothing to mask
+      }
+    }
+    // hard links in the workspace and the writable roots ("/" is never scanned): to a secret
+    // masked, and under workspace-write, to a file outside the writable roots read-only
+    const writable = policy.mode === 'workspace-write' ? writableRootsOf(policy) : []
+    const scans = await this.scanRoots([...new Set([policy.cwd, ...writable])].filter((r) => r !== '/'))
+    const masked = [...secrets, ...[...scans.values()].flat().filter((f) => secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)]
+    const writableScans = writable.flatMap((r) => (scans.has(r) ? [scans.get(r)!] : []))
+    const readOnly = outsideLinks(writableScans).filter((f) => !secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)
+    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly })
   }
+
+  /**
+   * The linked files under each existing root. Each root is scanned once per service
+   * (cached); a call only re-checks the few files found (still there, same inode).
+   */
+  private async scanRoots(roots: readonly string[]): Promise<Map<string, LinkedFile[]>> {
+    const out = new Map<string, LinkedFile[]>()
+    await Promise.all(roots.filter((r) => existsSync(r)).map(async (root) => {
+      let scan = this.scans.get(root)
+      if (!scan) {
+        scan = scanLinkedFiles(root, this.subprocess)
+        this.scans.set(root, scan)
+        scan.catch(() => this.scans.delete(root))
+      }
+      out.set(root, await scan)
+    }))
+    return out
+  }
+}
+
+function stillIs(f: LinkedFile): boolean {
+  try {
+    return inodeOf(f.path) === f.inode
+  } catch {
+    return false
+  }
+}
+
+function inodeOf(file: string): string {
+  const st = lstatSync(file)
+  return `${st.dev}:${st.ino}`
 }

@@ -17,14 +17,22 @@ export interface SandboxMechanism {
   readonly name: string
   /** Runs the mechanism for real (e.g. `bwrap … true`); `ok: false` with the reason when it does not work. */
   probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }>
-  /** `masked`: existing files made unreadable inside (an empty file bound over each). */
-  wrap(argv: string[], policy: ExecPolicy, cwd: string, masked?: readonly string[]): string[]
+  wrap(argv: string[], policy: ExecPolicy, cwd: string, confine?: Confinement): string[]
+}
+
+/** Per-file exceptions applied on top of the policy's mounts (paths exist and are real). */
+export interface Confinement {
+  /** Made unreadable inside (an empty file bound over each): dsh's secret files. */
+  masked?: readonly string[]
+  /** Made read-only inside although under a writable root: hard links to files outside the roots. */
+  readOnly?: readonly string[]
 }
 
 /**
  * The sandbox seam. `wrap` returns `argv` unchanged under danger-full-access; otherwise
  * the argv confined by the working mechanism, or SANDBOX_UNAVAILABLE (never unconfined
- * by surprise). Confined commands cannot read dsh's secret files (they are masked).
+ * by surprise). Confined commands cannot read dsh's secret files (they are masked), and
+ * under workspace-write a hard link in a writable root to a file outside is read-only.
  */
 export interface SandboxSeam {
   probe(): Promise<SandboxStatus>

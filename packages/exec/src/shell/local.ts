@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { ensureSessionTmp, ensureTmpRoot } from '@dsh/core'
 import path from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { Service, type Context } from '@deepseek-ai/cordis'
@@ -67,9 +66,7 @@ export class LocalShell extends Service implements ShellSeam {
   }
 
   private tmpRoot(policy: ExecPolicy): string {
-    const root = policy.tmpRoot || path.join(tmpdir(), 'dsh')
-    mkdirSync(root, { recursive: true, mode: 0o700 })
-    return root
+    return policy.tmpRoot ? ensureTmpRoot(policy.tmpRoot) : ensureSessionTmp()
   }
 
   private async prepare(command: string, policy: ExecPolicy, cwd: string, extra: Record<string, string> | undefined, prefix: string) {
