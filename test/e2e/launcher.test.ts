@@ -91,7 +91,7 @@ describe('dsh launcher', () => {
       [1, '', `PATCH_INVALID: ${noId}:2: row without an \`id\` (name "@dsh/core/llm")\n`],
       [1, '', `ROW_UNKNOWN: ${unknownId}:3: entry 2 replaces row "nosuchrow", but no earlier layer inserts a row with that id\n  hint: known ids: ${[...BASE_ROWS, 'headless'].join(', ')}; to add a row use \`- insert: [{id, name}]\`\n`],
       [1, '', `PATCH_NOT_FOUND: patch file ${join(home, 'missing.yml')} does not exist\n  hint: check the --patch path (relative paths are relative to the current directory)\n`],
-      [1, '', `UNKNOWN_PROFILE: no profile named "nope" in ${join(home, 'profiles')}\n  hint: existing profiles: headless; templates: headless, acp, web\n`],
+      [1, '', `UNKNOWN_PROFILE: no profile named "nope" in ${join(home, 'profiles')}\n  hint: existing profiles: headless; templates: headless, acp, web, sdk\n`],
       [2, '', 'USAGE: --profile needs a profile name\n  hint: see dsh --help\n'],
     ])
   })

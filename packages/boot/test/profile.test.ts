@@ -34,7 +34,7 @@ describe('profiles', () => {
   it('an unknown profile that is no template lists existing profiles and templates', () => {
     const h = home()
     openProfile(h, 'web')
-    expect(codeOf(() => openProfile(h, 'nope'))).toBe(`UNKNOWN_PROFILE: no profile named "nope" in ${join(h, 'profiles')} | existing profiles: web; templates: headless, acp, web`)
+    expect(codeOf(() => openProfile(h, 'nope'))).toBe(`UNKNOWN_PROFILE: no profile named "nope" in ${join(h, 'profiles')} | existing profiles: web; templates: headless, acp, web, sdk`)
     expect(existsSync(join(h, 'profiles/nope'))).toBe(false)
     expect(codeOf(() => openProfile(h, '../evil'))).toBe('PROFILE_NAME_INVALID: invalid profile name "../evil" | use letters, digits, ".", "_" or "-"')
     expect(openProfile(h, 'mine', []).bundles).toEqual([])
