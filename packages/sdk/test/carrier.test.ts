@@ -187,3 +187,15 @@ describe('the sdk carrier', () => {
     expect(t.host.closed).toBe(1)
   })
 })
+
+describe('the sdk carrier and secrets', () => {
+  it('does not echo a malformed frame (which may hold a key) in its -32700 answer', async () => {
+    const t = setup()
+    t.send('{"jsonrpc":"2.0","id":1,"method":"credentials/set","params":{"provider":"deepseek","key":"sk-canary-123456"')
+    const answer = await t.next()
+    expect(answer).toMatchObject({ id: null, error: { code: -32700, data: { code: 'PARSE_ERROR' } } })
+    expect(JSON.stringify(answer)).not.toContain('canary')
+    t.send('{"key":"sk-canary-123456" oops}')
+    expect(JSON.stringify(await t.next())).not.toContain('canary')
+  })
+})
