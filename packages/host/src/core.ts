@@ -117,6 +117,13 @@ export class HostCore {
     }
   }
 
+  /** Live output of a running call, to the session's subscribers (not an event: may be dropped, the result carries it). */
+  output(sessionId: string, toolCallId: string, data: string): void {
+    const hosted = this.hosted.get(sessionId)
+    if (!hosted) return
+    for (const conn of hosted.subscribers.keys()) conn.notify('session/output', { sessionId, toolCallId, data })
+  }
+
   private statusChanged(hosted: Hosted, status: Status): void {
     for (const conn of hosted.subscribers.keys()) conn.notify('session/status', { sessionId: hosted.id, status })
   }
@@ -126,7 +133,7 @@ export class HostCore {
     const params = {
       sessionId: hosted.id, requestId: request.id, toolCallId: request.callId ?? null, tool: request.tool, title: request.title,
       kind: request.kind, rawInput: (request.rawInput ?? null) as Json, reason: request.reason ?? null,
-      card: request.card ?? null,
+      card: request.card ? { kind: 'tool-call' as const, callId: request.callId ?? '', tool: request.tool, card: request.card } : null,
       options: [
         { decision: 'allow-once' as const, label: 'Allow once' },
         { decision: 'allow-session' as const, label: 'Allow for this session', ...(request.scope ? { scope: request.scope.label } : {}) },
