@@ -27,6 +27,8 @@ export interface AdoptOptions {
 export class HostCore {
   readonly hosted = new Map<string, Hosted>()
   readonly conns = new Set<Conn>()
+  /** Opens in flight, by session id: a second opener waits for (and is refused by) the first. */
+  readonly opening = new Map<string, { conn: Conn; done: Promise<unknown> }>()
 
   constructor(readonly ctx: Context, readonly archive: Archive, readonly version: string) {}
 
@@ -66,6 +68,13 @@ export class HostCore {
     hosted.disposers.push(this.ctx.approval.setSessionAnswerer(session.id, approvals ? (s, request, signal) => this.answerApproval(hosted, s, request, signal) : null))
     hosted.subscribe(conn, afterSeq)
     return hosted
+  }
+
+  /** After an await that may have outlived the caller: a hosted session of a closed connection is released (CONNECTION_CLOSED). */
+  async stillConnected(conn: Conn, hosted: Hosted): Promise<Hosted> {
+    if (!conn.closed) return hosted
+    await this.release(hosted)
+    throw new DshError('CONNECTION_CLOSED', `client "${conn.client.name}" went away while session ${hosted.id} was being opened; it was closed again`)
   }
 
   /** Cancels, withdraws requests, unregisters, closes (flush + unlock) and forgets a hosted session. */
