@@ -131,7 +131,8 @@ class Session:
             on_question: Optional[QuestionHandler] = None, on_event: Optional[EventHandler] = None,
             timeout: Optional[float] = None) -> RunResult:
         """Prompts and waits for that prompt's turn/end. Approvals and questions of the session go to
-        this run's handlers while it runs (else the session's, the client's; approvals default to reject)."""
+        this run's handlers while it runs (else the session's, the client's; approvals default to reject).
+        ``timeout`` bounds the prompt call and each wait for the next event (TimeoutError)."""
         q = self._subscribe()
         handlers = {"on_approval": on_approval, "on_question": on_question}
         self._run_handlers.append(handlers)

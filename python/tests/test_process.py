@@ -45,3 +45,16 @@ def test_a_server_that_dies_at_start_is_a_typed_error_with_its_exit_code_and_std
         Client(command=[sys.executable, "-c", "import sys; sys.stderr.write('CONFIG_INVALID: broken patch\\n'); sys.exit(3)"])
     assert closed.value.exit_code == 3
     assert closed.value.stderr_tail == "CONFIG_INVALID: broken patch"
+
+
+def test_pip_installs_the_package_without_an_index(tmp_path):
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", str(target), str(root)],
+                   check=True, capture_output=True, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-c", "import dsh_sdk; print(dsh_sdk.__file__, len(dsh_sdk.METHODS))"],
+                         check=True, capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(target)})
+    path, count = out.stdout.split()
+    assert path.startswith(str(target)) and int(count) == len(__import__("dsh_sdk").METHODS)

@@ -1,5 +1,6 @@
 // The README's SDK examples run as written (against the scripted model) and print the same
-// final text in TypeScript and Python; the method table reference is up to date.
+// final text in TypeScript and Python. (The method table reference, packages/host-api/README.md,
+// is generated from the schemas and checked by packages/host/test/readme.test.ts.)
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -187,3 +187,42 @@ describe('the sdk carrier', () => {
     expect(t.host.closed).toBe(1)
   })
 })
+
+describe('the sdk carrier and secrets', () => {
+  it('does not echo a malformed frame (which may hold a key) in its -32700 answer', async () => {
+    const t = setup()
+    t.send('{"jsonrpc":"2.0","id":1,"method":"credentials/set","params":{"provider":"deepseek","key":"sk-canary-123456"')
+    const answer = await t.next()
+    expect(answer).toMatchObject({ id: null, error: { code: -32700, data: { code: 'PARSE_ERROR' } } })
+    expect(JSON.stringify(answer)).not.toContain('canary')
+    t.send('{"key":"sk-canary-123456" oops}')
+    expect(JSON.stringify(await t.next())).not.toContain('canary')
+  })
+})
+
+describe('the sdk carrier under hostile input', () => {
+  it('answers every request id exactly once among random garbage (seeded), and keeps serving', async () => {
+    let seed = 20261201
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const t = setup()
+    await t.init()
+    const pieces = ['{', '}', '[', ']', '"', ':', ',', 'null', '"jsonrpc"', '"2.0"', '"id"', '"method"', '"params"', '\u2028', '\ud800', '\u0000', '\r', '1e999', '__proto__', 'é']
+    const ids: number[] = []
+    for (let i = 0; i < 400; i++) {
+      if (i % 3 === 0) {
+        ids.push(i + 1)
+        t.send({ jsonrpc: '2.0', id: i + 1, method: rand(2) ? 'session/list' : 'no/such', params: rand(2) ? {} : { junk: pieces[rand(pieces.length)] } })
+      } else {
+        t.input.write(`${Array.from({ length: 1 + rand(12) }, () => pieces[rand(pieces.length)]).join('')}\n`)
+      }
+    }
+    const last = await t.call(9999, 'session/list', {})
+    expect(last.result).toEqual({})
+    const answered = t.frames.filter((f) => typeof f.id === 'number' && f.id !== 0 && f.id !== 9999 && !f.method).map((f) => f.id as number)
+    expect(answered.filter((id) => ids.includes(id)).sort((a, b) => a - b)).toEqual(ids)
+    expect(new Set(answered).size).toBe(answered.length)
+  })
+})

@@ -14,7 +14,11 @@ export interface CarrierOptions {
   log(line: string): void
   debug?: ((line: string) => void) | undefined
   maxFrameBytes?: number
-  /** At most this long for the host to close (turns cancelled, logs flushed); default 1500 ms. */
+  /**
+   * At most this long for the host to close (turns cancelled, logs flushed); default 3000 ms.
+   * Closing is quick when the tools' processes die on SIGTERM; one that ignores it is
+   * SIGKILLed after ctx.subprocess's kill grace (2 s), and the log must still get its turn/end.
+   */
   closeTimeoutMs?: number
   /** Above this many buffered output bytes, `session/output` notifications are dropped (default 4 MiB). */
   outputHighWater?: number
@@ -76,7 +80,7 @@ export class SdkCarrier {
     const connection = this.connection
     if (connection) {
       let timer: NodeJS.Timeout | undefined
-      const timeout = new Promise<void>((r) => { timer = setTimeout(r, this.options.closeTimeoutMs ?? 1500) })
+      const timeout = new Promise<void>((r) => { timer = setTimeout(r, this.options.closeTimeoutMs ?? 3000) })
       await Promise.race([connection.close().catch((e: unknown) => this.options.log(`sdk: closing the host connection failed: ${String(e)}`)), timeout])
       clearTimeout(timer)
     }

@@ -26,5 +26,13 @@ export const methodNotFound = (method: string): RpcErrorShape =>
 export const invalidRequest = (message: string): RpcErrorShape =>
   ({ code: RPC_ERRORS.INVALID_REQUEST, message, data: { code: 'INVALID_REQUEST' } })
 
-export const parseError = (detail: string, line: string): RpcErrorShape =>
-  ({ code: RPC_ERRORS.PARSE_ERROR, message: `not JSON: ${detail}`, data: { code: 'PARSE_ERROR', line: quote(line, 60) } })
+/**
+ * -32700 for a line that is not JSON. Neither the line nor the parser's message (V8 quotes
+ * the text around the error) is echoed: a broken `credentials/set` frame must not come back
+ * with its key in it. Only the position and the line's length are said.
+ */
+export function parseError(detail: string, line: string): RpcErrorShape {
+  const position = /position (\d+)/.exec(detail)?.[1]
+  const where = position === undefined ? '' : ` at character ${position}`
+  return { code: RPC_ERRORS.PARSE_ERROR, message: `not JSON${where} (a line of ${line.length} characters)`, data: { code: 'PARSE_ERROR' } }
+}
