@@ -32,7 +32,7 @@ export async function mcpTree(config: Record<string, unknown>, options: { settle
   await root.plugin(toolsPlugin)
   await root.plugin(memoryStorePlugin, {})
   await root.plugin(sessionsPlugin, {})
-  if (options.permission) await root.plugin(permissionPlugin, { default: options.permission })
+  if (options.permission) await root.plugin(permissionPlugin, { default: options.permission, network: false })
   const fiber = root.plugin(clientPlugin, clientPlugin.Config.parse({ killGraceMs: 500, ...config }))
   await fiber
   if (options.settle !== false) await root.mcp.settled()
