@@ -27,7 +27,7 @@ describe('per-session MCP servers', () => {
     const t = await hostTree(model(), { plugins: [[fakeMcp()]] })
     const { conn } = t.connect()
     const { session } = await conn.call('session/create', { workspace: t.workspace, mcpServers: { files: { type: 'stdio', command: 'mcp-files' } } })
-    const mcp = t.root.get('mcp') as FakeMcp
+    const mcp = t.root.get('mcp') as unknown as FakeMcp
     expect(mcp.calls).toEqual([`mount files mcp-files ${session.id}`])
     await conn.call('session/close', { sessionId: session.id })
     expect(mcp.calls).toEqual([`mount files mcp-files ${session.id}`, `unmount files ${session.id}`])
