@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { DshError, failpoint, formatError, isDshError, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
-import { parseCommand, type CommandRegistry } from '@dsh/core'
+import { parseCommand, unknownReply, type CommandRegistry } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine } from './progress.js'
@@ -141,8 +141,8 @@ export async function runHeadless(ctx: Context): Promise<number> {
     err(formatError(new DshError('USAGE', 'no task given', { hint: 'dsh --profile headless "TASK"  (or "-" to read it from stdin)' })))
     return EXIT.usage
   }
-  // optional rows (commands, presets) may still be starting when this surface does
-  await launcher.ready
+  // optional rows (commands, presets) may still be starting when this surface does: wait for the whole tree before going without
+  if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
   const command = parseCommand(task)
   if (command) {
     const commands = ctx.get('commands') as CommandRegistry | undefined
@@ -151,8 +151,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       return EXIT.usage
     }
     if (!commands.get(command.name)) {
-      const names = commands.list().map((c) => `/${c.name}`).join(', ')
-      err(formatError(new DshError('UNKNOWN_COMMAND', `Unknown command /${command.name}. Available: ${names || '(none)'}`)))
+      err(formatError(new DshError('UNKNOWN_COMMAND', unknownReply(command.name, commands.list()))))
       return EXIT.usage
     }
   }
@@ -227,12 +226,13 @@ export async function runHeadless(ctx: Context): Promise<number> {
 async function openOrCreate(conn: HostConnection, args: HeadlessArgs, cwd: string): Promise<string> {
   const maxTokens = args.maxTokens !== undefined ? { maxTokens: args.maxTokens } : {}
   if (!args.resume) {
+    // --world/--identity/--known-hosts: the host resolves the world (else settings.yaml's)
+    const world = args.world ? { world: { url: args.world, ...(args.identity ? { identity: args.identity } : {}), ...(args.knownHosts ? { knownHosts: args.knownHosts } : {}) } } : {}
     const { session } = await conn.call('session/create', {
-      workspace: cwd, ...maxTokens,
+      workspace: cwd, ...maxTokens, ...world,
       ...(args.provider ? { provider: args.provider } : {}), ...(args.model ? { model: args.model } : {}),
       ...(args.reasoningEffort ? { reasoningEffort: args.reasoningEffort } : {}),
       ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}), ...(args.agent ? { agentPreset: args.agent } : {}),
-      ...(args.world ? { world: { url: args.world, ...(args.identity ? { identity: args.identity } : {}), ...(args.knownHosts ? { knownHosts: args.knownHosts } : {}) } } : {}),
     })
     return session.id
   }

@@ -7,6 +7,7 @@ import * as settingsPlugin from '@dsh/core/settings'
 import * as titlesPlugin from '@dsh/core/titles'
 import { defineTool, type Session } from '@dsh/core'
 import * as headlessPlugin from '@dsh/headless/runner'
+import * as hostPlugin from '@dsh/host/host'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
@@ -154,6 +155,7 @@ describe('headless slash commands', () => {
   async function headless(argv: string[], script: Script = []) {
     const { root, mount } = await tree(script)
     await mount(settingsPlugin, { file: join(tempDir('dsh-home-'), 'settings.yaml') })
+    await mount(hostPlugin)
     const out = new PassThrough()
     const err = new PassThrough()
     const collect = (s: PassThrough) => { let text = ''; s.on('data', (d: Buffer) => { text += d.toString() }); return () => text }
@@ -171,7 +173,8 @@ describe('headless slash commands', () => {
     const { code, stdout, stderr, events } = await headless(['/permission danger-full-access'])
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'Permission preset: danger-full-access (sandbox danger-full-access, approval never).\n' })
     expect(stderr).toMatch(/^session: \S+\n$/)
-    expect(events.map((e) => e.type)).toEqual(['permission/preset', 'permission/preset', 'command/run'])
+    // the host records the session's presets at creation, then the command switches the permission preset
+    expect(events.map((e) => e.type)).toEqual(['permission/preset', 'agent/preset', 'permission/preset', 'command/run'])
     expect(model().requests).toEqual([])
   })
 
@@ -180,7 +183,9 @@ describe('headless slash commands', () => {
     expect(unknown.code).toBe(2)
     expect(unknown.stdout).toBe('')
     expect(unknown.stderr).toContain('Unknown command /bogus. Available: /agent, /clear, /model, /permission, /plan, /status.')
-    expect(unknown.events.at(-1)?.type).toBe('command/run')
+    // an unknown command creates no session (issue 12)
+    expect(unknown.stderr).toMatch(/^UNKNOWN_COMMAND: /)
+    expect(unknown.events).toEqual([])
     await unknown.root.fiber.dispose()
     const failed = await headless(['/model nope'])
     expect(failed.code).toBe(1)

@@ -51,6 +51,18 @@ function newSessionDefaults(h: HostCore, p: In<'session/create'>, workspace: str
   return { permissionMode, preset, presetFilter: presetOptions.toolFilter, agent: { ...choice, maxTokens: p.maxTokens } }
 }
 
+/** What the host uses of `ctx.worlds` (@dsh/world-ssh, an optional row): remote execution worlds. */
+interface WorldsSeam {
+  spec(flags: { url?: string | undefined; identity?: string | undefined; knownHosts?: string | undefined }, settings: unknown, cwd: string): object | undefined
+  workspace(spec: object): string
+  enter(session: Session, spec: object | undefined): Promise<unknown>
+}
+
+const worldsOf = (h: HostCore) => h.ctx.get('worlds') as WorldsSeam | undefined
+const noWorlds = () => new DshError('WORLD_UNSUPPORTED', 'remote worlds need the worlds row (@dsh/world-ssh/world)')
+/** A session whose log selected a remote world: its workspace is not on this machine. */
+const isRemote = (events: readonly SessionEvent[]) => events.some((e) => e.type === 'world/select')
+
 /** Registers the per-session tools: `question` when the owner answers questions, and the client's own. */
 function sessionTools(h: HostCore, hosted: Hosted, conn: Conn, specs: In<'session/create'>['tools'], schemas: ReturnType<typeof checkClientTools>): void {
   const register = (tool: Parameters<HostCore['ctx']['tools']['register']>[0]) => {
@@ -70,34 +82,13 @@ async function mountMcp(h: HostCore, hosted: Hosted, servers: In<'session/create
   await Promise.all(entries.map(([name, spec]) => mcp.mount(name, spec, { sessionId: hosted.id })))
 }
 
-/** What the host uses of `ctx.worlds` (@dsh/world-ssh), an optional row. */
-interface WorldsSeam {
-  spec(flags: { url?: string | undefined; identity?: string | undefined; knownHosts?: string | undefined }, settings: unknown, cwd: string): object | undefined
-  workspace(spec: object): string
-  enter(session: Session, spec: object | undefined): Promise<unknown>
-}
-
-const noWorlds = () => new DshError('WORLD_UNSUPPORTED', 'remote worlds need the worlds row (@dsh/world-ssh/world), which this composition does not mount')
-
-/**
- * A new session's execution world: `world` (else settings.yaml's `world`), or undefined for
- * the local machine. A remote session works in the world's root; its workspace is not a
- * local directory, so the local directory check does not apply to it.
- */
-function worldOf(h: HostCore, p: In<'session/create'>): { worlds: WorldsSeam; spec: object; workspace: string } | undefined {
-  const worlds = h.ctx.get('worlds') as WorldsSeam | undefined
-  if (!worlds) {
-    if (p.world) throw noWorlds()
-    return undefined
-  }
-  const spec = worlds.spec({ url: p.world?.url, identity: p.world?.identity, knownHosts: p.world?.knownHosts }, h.ctx.settings.get(), p.workspace)
-  return spec ? { worlds, spec, workspace: worlds.workspace(spec) } : undefined
-}
-
 export async function createSession(h: HostCore, conn: Conn, p: In<'session/create'>): Promise<Out<'session/create'>> {
   const { ctx } = h
-  const world = worldOf(h, p)
-  const workspace = world ? world.workspace : directory(p.workspace, 'workspace')
+  // a world (the param, else settings.yaml's `world`) puts the workspace on the remote side
+  const worlds = worldsOf(h)
+  if (p.world && !worlds) throw noWorlds()
+  const world = worlds?.spec({ url: p.world?.url, identity: p.world?.identity, knownHosts: p.world?.knownHosts }, ctx.settings.get(), p.workspace)
+  const workspace = world ? worlds!.workspace(world) : directory(p.workspace, 'workspace')
   const roots = (p.roots ?? []).map((r, i) => directory(r, `roots.${i}`))
   if (p.tools?.length && !conn.capabilities.tools) {
     throw new DshError('CAPABILITY_MISSING', `client "${conn.client.name}" did not declare capabilities.tools, so it cannot define tools`)
@@ -109,11 +100,10 @@ export async function createSession(h: HostCore, conn: Conn, p: In<'session/crea
   let hosted: Hosted | undefined
   try {
     ctx.permission.set(session, d.permissionMode)
-    // connects and checks the world (keys, host key, root) before the session is handed out
-    if (world) await world.worlds.enter(session, world.spec)
     if (roots.length) session.append('workspace/roots', { roots })
     if (d.preset) h.presets?.set(session, d.preset.id)
     if (p.title) session.append('session/title', { title: p.title, source: 'user' }, { ignorable: true })
+    if (world) await worlds!.enter(session, world)
     hosted = h.adopt(conn, session, { agent: d.agent, presetFilter: d.presetFilter }, -1)
     sessionTools(h, hosted, conn, p.tools, schemas)
     await mountMcp(h, hosted, p.mcpServers)
@@ -170,11 +160,10 @@ async function hostStored(h: HostCore, conn: Conn, session: Session, appended: r
   const { ctx } = h
   let hosted: Hosted | undefined
   try {
-    const remote = !!session.last('world/select')
+    const remote = isRemote(session.events)
     if (remote) {
-      const worlds = ctx.get('worlds') as WorldsSeam | undefined
+      const worlds = worldsOf(h)
       if (!worlds) throw noWorlds()
-      // a resumed session returns to its world now: a clear error up front, not at the first tool call
       await worlds.enter(session, undefined)
     } else if (!isDirectory(session.cwd)) {
       throw new DshError('WORKSPACE_GONE', `the workspace of session ${session.id}, ${session.cwd}, no longer exists`, {
@@ -248,7 +237,7 @@ export async function forkSession(h: HostCore, conn: Conn, p: In<'session/fork'>
   const source = live ? { header: live.session.header, events: live.durableEvents() } : await ctx.sessions.read(p.sessionId)
   const cut = forkCut(source.events, p)
   const cwd = p.workspace ? directory(p.workspace, 'workspace') : source.header.cwd
-  if (!isDirectory(cwd)) throw new DshError('WORKSPACE_GONE', `the workspace ${cwd} of session ${p.sessionId} no longer exists`, { hint: 'fork into another workspace (workspace param)' })
+  if (!isRemote(source.events) && !isDirectory(cwd)) throw new DshError('WORKSPACE_GONE', `the workspace ${cwd} of session ${p.sessionId} no longer exists`, { hint: 'fork into another workspace (workspace param)' })
   const session = await ctx.sessions.fork(p.sessionId, { uptoSeq: cut, cwd })
   const hosted = await h.stillConnected(conn, await hostStored(h, conn, session, [], undefined))
   return { session: h.detail(hosted) }

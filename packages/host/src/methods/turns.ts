@@ -1,4 +1,4 @@
-import { parseCommand, type CommandRegistry } from '@dsh/core'
+import { parseCommand, unknownReply, type CommandRegistry } from '@dsh/core'
 import { DshError, type UserContent } from '@dsh/protocol'
 import type { Conn } from '../connection.js'
 import type { HostCore } from '../core.js'
@@ -98,8 +98,7 @@ export async function command(h: HostCore, conn: Conn, p: In<'session/command'>)
   if (!parsed) throw new DshError('NOT_A_COMMAND', `not a slash command: ${JSON.stringify(p.line.slice(0, 40))}`, { hint: 'a command is /name followed by its arguments' })
   if (!commands) throw new DshError('COMMANDS_UNAVAILABLE', 'slash commands need the @dsh/core/commands row')
   if (!commands.get(parsed.name)) {
-    const names = commands.list().map((c) => `/${c.name}`)
-    throw new DshError('UNKNOWN_COMMAND', `Unknown command /${parsed.name}. ${names.length ? `Available: ${names.join(', ')}` : 'No commands are available'}.`)
+    throw new DshError('UNKNOWN_COMMAND', unknownReply(parsed.name, commands.list()))
   }
   let started: Promise<unknown> | undefined
   const result = await hosted.busy(async () => {
