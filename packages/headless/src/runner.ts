@@ -28,6 +28,7 @@ class Printer {
   private readonly waiters: { turn(): number | undefined; resolve(end: TurnEnd): void }[] = []
   /** The first turn that starts after `nextTurn()` was called. */
   private next: { armed: boolean; turn?: number } = { armed: false }
+  private failure: TurnEnd | undefined
 
   constructor(private readonly args: HeadlessArgs, private readonly out: (s: string) => void, private readonly err: (s: string) => void) {}
 
@@ -61,8 +62,15 @@ class Printer {
     return this.wait(() => this.promptTurn.get(promptId))
   }
 
+  /** The session can no longer record anything: every wait ends with `error`. */
+  failed(error: ErrorInfo): void {
+    this.failure = { reason: 'error', error, text: '' }
+    for (const waiter of this.waiters.splice(0)) waiter.resolve(this.failure)
+  }
+
   private wait(turn: () => number | undefined): Promise<TurnEnd> {
     return new Promise((resolve) => {
+      if (this.failure) return resolve(this.failure)
       this.waiters.push({ turn, resolve })
       this.settle()
     })
@@ -103,6 +111,12 @@ function client(printer: Printer, onEvent: (sessionId: string, print: () => void
     name: 'headless',
     capabilities: { approvals: false, questions: false, tools: false },
     notify(method, params) {
+      if (method === 'session/status') {
+        // the session's log failed: its turn's end can never be shown, so stop waiting for it
+        const p = params as { sessionId: string; error?: ErrorInfo }
+        if (p.error) onEvent(p.sessionId, () => printer.failed(p.error!))
+        return
+      }
       if (method !== 'session/event') return
       const p = params as { sessionId: string; event: SessionEvent; view: unknown }
       onEvent(p.sessionId, () => printer.event(p.event, p.view))

@@ -166,7 +166,8 @@ export type ClientRequestName = keyof typeof CLIENT_REQUESTS
 /** Server → client notifications (only for subscribed sessions). */
 export const NOTIFICATIONS = {
   'session/event': def('A durable session event and its view, in seq order.', z.object({ sessionId: SessionId, event: SessionEvent, view: EventView }), z.null()),
-  'session/status': def('A session\'s status changed.', z.object({ sessionId: SessionId, status: SessionStatus }), z.null()),
+  'session/status': def('A session\'s status changed. `error` is set once the session\'s log can no longer be written (e.g. SESSION_WRITE_FAILED on a full disk): the turn has stopped, its end could not be recorded, and the session takes no more prompts until it is reopened.',
+    z.object({ sessionId: SessionId, status: SessionStatus, error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() }).optional() }), z.null()),
   'session/output': def('Live output of a running tool (not a session event: the final result carries it; may be dropped under load).',
     z.object({ sessionId: SessionId, toolCallId: z.string(), data: z.string() }), z.null()),
 } as const satisfies Record<string, MethodDef>

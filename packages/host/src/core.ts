@@ -134,7 +134,9 @@ export class HostCore {
   }
 
   private statusChanged(hosted: Hosted, status: Status): void {
-    for (const conn of hosted.subscribers.keys()) conn.notify('session/status', { sessionId: hosted.id, status })
+    const error = hosted.failure
+    const params = { sessionId: hosted.id, status, ...(error ? { error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) } } : {}) }
+    for (const conn of hosted.subscribers.keys()) conn.notify('session/status', params)
   }
 
   /** The owner's answer to an approval (its session's, or a subagent's of it); a rejection or bad answer is `reject`. */

@@ -1,5 +1,5 @@
 import type { Agent, Session, ToolDefinition } from '@dsh/core'
-import { DshError, type SessionEvent, type UserContent } from '@dsh/protocol'
+import { DshError, type ErrorInfo, type SessionEvent, type UserContent } from '@dsh/protocol'
 import type { ClientRequestName } from '@dsh/host-api'
 import type { ClientRequestParams, ClientRequestResult } from './types.js'
 import { SessionViewer, type EventView } from './views.js'
@@ -43,6 +43,8 @@ export class Hosted {
   /** Commands and command-started turns in flight. */
   private busyCount = 0
   private lastStatus: Status = 'idle'
+  /** Set when the session's log could not be written: reported with the status, and no prompt runs after it. */
+  failure: ErrorInfo | undefined
   private readonly unwatch: () => void
   private counter = 0
 
@@ -88,6 +90,7 @@ export class Hosted {
 
   /** `queue` a prompt (its own turn, after every earlier one) or `steer` it into the running turn. */
   prompt(content: UserContent[], mode: 'queue' | 'steer'): { promptId: string; mode: 'queue' | 'steer'; queued: boolean } {
+    if (this.failure) throw new DshError(this.failure.code, `session ${this.id} can no longer be written: ${this.failure.message}`, { hint: 'free disk space (or fix the cause), then reopen the session' })
     const promptId = this.newId('p')
     if (mode === 'steer') {
       if (this.status === 'idle') throw new DshError('STEER_NO_TURN', `session ${this.id} has no running turn to steer`, { hint: 'send it with mode "queue"' })
@@ -194,7 +197,13 @@ export class Hosted {
             this.dropNotice(next)
             continue
           }
-          await this.agent.followup(next.content, 'prompt', next.id)
+          const outcome = await this.agent.followup(next.content, 'prompt', next.id)
+          if (outcome.error?.code === 'SESSION_WRITE_FAILED') {
+            // the log is broken: nothing more can be recorded, so nothing more may run
+            this.failure = outcome.error
+            this.queue.length = 0
+            break
+          }
         }
       } finally {
         this.draining = false
