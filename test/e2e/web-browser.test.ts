@@ -304,6 +304,37 @@ describe('dsh web: questions, queue, settings, drain', () => {
   })
 })
 
+describe('dsh web: cards, todo strip, presets', () => {
+  it('renders read, a one-line edit as a minimal diff, search and the todo strip; the preset switch is logged', async () => {
+    const file = join(workspace, 'long.txt')
+    writeFileSync(file, Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n') + '\n')
+    model.setScript([
+      { toolCalls: [{ name: 'read', arguments: { path: 'long.txt' } }] },
+      { toolCalls: [{ name: 'edit', arguments: { path: 'long.txt', old_string: 'line 25\n', new_string: 'line twenty-five\n' } }] },
+      { toolCalls: [{ name: 'grep', arguments: { pattern: 'twenty' } }] },
+      { toolCalls: [{ name: 'todo_write', arguments: { todos: [{ content: 'Edit the file', status: 'completed' }, { content: 'Check it', status: 'in_progress', activeForm: 'Checking it' }] } }] },
+      { text: 'all cards shown' },
+    ])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'cards')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'all cards shown' }).waitFor()
+    expect(await page.locator('[data-testid="tool-card"]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-card')}:${e.getAttribute('data-status')}`)))
+      .toEqual(['read:done', 'diff:done', 'search:done', 'generic:done'])
+    const diff = page.locator('[data-testid="tool-card"][data-card="diff"]')
+    // the edit presenter's card carries the replaced snippet, so numbers count within it
+    expect(await diff.locator('[data-line-kind="del"] .code').allTextContents()).toEqual(['-line 25'])
+    expect(await diff.locator('[data-line-kind="add"] .code').allTextContents()).toEqual(['+line twenty-five'])
+    expect(await diff.locator('tr[data-line-kind]').count()).toBeLessThanOrEqual(8)
+    expect(readFileSync(file, 'utf8')).toContain('line twenty-five\n')
+    const strip = page.getByTestId('todo-strip')
+    expect(await strip.locator('[data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')))).toEqual(['completed', 'in_progress'])
+    expect(await strip.textContent()).toContain('Checking it')
+    await page.getByTestId('permission-mode').selectOption('read-only')
+    await expect.poll(() => readSessionFile(home, id).events.filter((e) => e.type === 'permission/preset').at(-1)?.data).toMatchObject({ preset: 'read-only' })
+  })
+})
+
 describe('dsh web: the session list', () => {
   it('renames, forks, searches content after a pause, and shows waiting on the dot', async () => {
     const outside = tempDir('dsh-web-outside-')
