@@ -335,6 +335,27 @@ describe('dsh web: cards, todo strip, presets', () => {
   })
 })
 
+describe('dsh web: subagents', () => {
+  it('opens a subagent session read-only from its task card', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'task', arguments: { description: 'look around', prompt: 'say hi from the child' } }] },
+      { text: 'child answer here', expect: { lastUserTextIncludes: 'say hi from the child' } },
+      { text: 'parent done' },
+    ])
+    const page = await openApp()
+    const parentId = await newSession(page)
+    await say(page, 'delegate')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'parent done' }).waitFor()
+    const link = page.getByTestId('tool-card').locator('a', { hasText: 'subagent' })
+    await link.click()
+    await page.waitForURL((u) => u.pathname.startsWith('/s/') && !u.pathname.endsWith(parentId))
+    await page.locator('.session[data-ready="true"]').waitFor()
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'child answer here' }).waitFor()
+    expect(await page.locator('.badge', { hasText: 'read-only' }).count()).toBe(1)
+    expect(await page.getByTestId('composer').count()).toBe(0)
+  })
+})
+
 describe('dsh web: the session list', () => {
   it('renames, forks, searches content after a pause, and shows waiting on the dot', async () => {
     const outside = tempDir('dsh-web-outside-')
