@@ -125,6 +125,7 @@ describe('dsh web in Chromium', () => {
     await approval.waitFor()
     expect(await approval.textContent()).toContain(join(outside, 'yes.txt'))
     expect(await approval.locator('[data-decision]').evaluateAll((els) => els.map((e) => e.getAttribute('data-decision')))).toContain('reject')
+    expect((await approval.getByTestId('allow-session-scope').textContent())?.length).toBeGreaterThan(30)
     await approval.locator('[data-decision="allow-once"]').click()
     await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'wrote it' }).waitFor()
     expect(readFileSync(join(outside, 'yes.txt'), 'utf8')).toBe('approved\n')
@@ -386,6 +387,15 @@ describe('dsh web: the session list', () => {
     await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="waiting"]`).waitFor()
     await page.keyboard.press('n')
     await idle(page)
+    // a result that arrives while another page is shown is unseen
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1' } }] }, { text: 'finished unseen' }])
+    await say(page, 'later')
+    await card(page, 'running').last().waitFor()
+    await page.getByTestId('new-session').click()
+    await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="unseen"]`).waitFor()
+    await item.locator('a').click()
+    await page.locator('.session[data-ready="true"]').waitFor()
+    await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="idle"]`).waitFor()
     // fork: a new session with the same transcript
     await item.locator('[data-action="fork"]').click()
     await page.waitForURL((u) => u.pathname.startsWith('/s/') && !u.pathname.endsWith(id))

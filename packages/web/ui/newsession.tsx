@@ -11,6 +11,7 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
   const [mode, setMode] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  const [ack, setAck] = useState(false)
   const browse = (path?: string) => void listDir(path).then((d) => { setDir(d); setWorkspace(d.path); setError(null) }, (e: unknown) => setError(errorText(e)))
   useEffect(() => browse(), [])
   const recent = [...new Set(sessions.map((s) => s.workspace))].slice(0, 8)
@@ -49,8 +50,9 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
           {(describe?.permissionModes ?? []).map((p) => <option key={p.id} value={p.id} title={p.description}>{p.id}</option>)}
         </select></label>
       </div>
+      {mode === 'danger-full-access' && <label class="warn"><span><input type="checkbox" checked={ack} onChange={(e) => setAck((e.target as HTMLInputElement).checked)} data-testid="new-danger-ack" /> I understand: no sandbox and no prompts (only in a disposable checkout)</span></label>}
       {error && <div class="error" data-testid="form-error">{error}</div>}
-      <button class="primary" data-testid="create-session" disabled={busy || !workspace} onClick={() => void create()}>Start session in {workspace || '…'}</button>
+      <button class="primary" data-testid="create-session" disabled={busy || !workspace || (mode === 'danger-full-access' && !ack)} onClick={() => void create()}>Start session in {workspace || '…'}</button>
     </div>
   )
 }
