@@ -291,7 +291,8 @@ describe('dsh web: questions, queue, settings, drain', () => {
 
   it('Ctrl-C drains: the running command is killed, the turn is closed in the log, exit 0', async () => {
     model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4324.5' } }] }])
-    const page = await openApp([/net::ERR/])
+    // while it drains the server answers 503 and then goes away: the page may see both
+    const page = await openApp([/net::ERR/, /status of 503/])
     const id = await newSession(page)
     await say(page, 'sleep')
     await card(page, 'running').waitFor()
@@ -468,6 +469,24 @@ describe('dsh web from outside the page', () => {
     expect(existsSync(join(home, 'sessions')) ? (await api(run, 'session/list', {})).sessions : []).toEqual([])
     const ok = await api(run, 'session/create', { workspace })
     expect(existsSync(join(home, 'sessions', `${ok.session.id}.jsonl`))).toBe(true)
+  })
+
+  it('refuses a missing or non-directory workspace in the form, and bad cursors on the real host', async () => {
+    const page = await openApp([/status of 409/])
+    await page.getByTestId('workspace-path').fill(join(workspace, 'does-not-exist'))
+    await page.getByTestId('create-session').click()
+    await page.getByTestId('form-error').filter({ hasText: 'does-not-exist' }).waitFor()
+    writeFileSync(join(workspace, 'plain.txt'), 'x')
+    await page.getByTestId('workspace-path').fill(join(workspace, 'plain.txt'))
+    await page.getByTestId('create-session').click()
+    await page.getByTestId('form-error').filter({ hasText: 'plain.txt' }).waitFor()
+    expect((await api(run!, 'session/list', {})).sessions).toEqual([])
+    const { session } = await api(run!, 'session/create', { workspace })
+    const events = (cursor: string) => fetch(`http://127.0.0.1:${run!.port}/api/events?session=${session.id}`, { headers: { Authorization: `Bearer ${run!.token}`, 'Last-Event-ID': cursor } })
+    const beyond = await events(String(session.lastSeq + 5))
+    expect([beyond.status, ((await beyond.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, 'CURSOR_BEYOND_END'])
+    const nan = await events('later')
+    expect([nan.status, ((await nan.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, 'BAD_CURSOR'])
   })
 
   it('dsh web --help answers without booting; a non-loopback --host and a taken port fail clearly', async () => {

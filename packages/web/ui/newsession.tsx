@@ -12,8 +12,13 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const [ack, setAck] = useState(false)
-  const browse = (path?: string) => void listDir(path).then((d) => { setDir(d); setWorkspace(d.path); setError(null) }, (e: unknown) => setError(errorText(e)))
-  useEffect(() => browse(), [])
+  const browse = (path?: string, keepTyped = false) => void listDir(path).then((d) => {
+    setDir(d)
+    setWorkspace((typed) => keepTyped && typed ? typed : d.path)
+    setError(null)
+  }, (e: unknown) => setError(errorText(e)))
+  // the first listing (the launch directory) does not overwrite what the user typed meanwhile
+  useEffect(() => browse(undefined, true), [])
   const recent = [...new Set(sessions.map((s) => s.workspace))].slice(0, 8)
   const create = async () => {
     setBusy(true)
