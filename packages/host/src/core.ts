@@ -27,6 +27,8 @@ export interface AdoptOptions {
 export class HostCore {
   readonly hosted = new Map<string, Hosted>()
   readonly conns = new Set<Conn>()
+  /** Opens in flight, by session id: a second opener waits for (and is refused by) the first. */
+  readonly opening = new Map<string, { conn: Conn; done: Promise<unknown> }>()
 
   constructor(readonly ctx: Context, readonly archive: Archive, readonly version: string) {}
 
@@ -66,6 +68,13 @@ export class HostCore {
     hosted.disposers.push(this.ctx.approval.setSessionAnswerer(session.id, approvals ? (s, request, signal) => this.answerApproval(hosted, s, request, signal) : null))
     hosted.subscribe(conn, afterSeq)
     return hosted
+  }
+
+  /** After an await that may have outlived the caller: a hosted session of a closed connection is released (CONNECTION_CLOSED). */
+  async stillConnected(conn: Conn, hosted: Hosted): Promise<Hosted> {
+    if (!conn.closed) return hosted
+    await this.release(hosted)
+    throw new DshError('CONNECTION_CLOSED', `client "${conn.client.name}" went away while session ${hosted.id} was being opened; it was closed again`)
   }
 
   /** Cancels, withdraws requests, unregisters, closes (flush + unlock) and forgets a hosted session. */
@@ -117,6 +126,13 @@ export class HostCore {
     }
   }
 
+  /** Live output of a running call, to the session's subscribers (not an event: may be dropped, the result carries it). */
+  output(sessionId: string, toolCallId: string, data: string): void {
+    const hosted = this.hosted.get(sessionId)
+    if (!hosted) return
+    for (const conn of hosted.subscribers.keys()) conn.notify('session/output', { sessionId, toolCallId, data })
+  }
+
   private statusChanged(hosted: Hosted, status: Status): void {
     for (const conn of hosted.subscribers.keys()) conn.notify('session/status', { sessionId: hosted.id, status })
   }
@@ -126,7 +142,7 @@ export class HostCore {
     const params = {
       sessionId: hosted.id, requestId: request.id, toolCallId: request.callId ?? null, tool: request.tool, title: request.title,
       kind: request.kind, rawInput: (request.rawInput ?? null) as Json, reason: request.reason ?? null,
-      card: request.card ?? null,
+      card: request.card ? { kind: 'tool-call' as const, callId: request.callId ?? '', tool: request.tool, card: request.card } : null,
       options: [
         { decision: 'allow-once' as const, label: 'Allow once' },
         { decision: 'allow-session' as const, label: 'Allow for this session', ...(request.scope ? { scope: request.scope.label } : {}) },

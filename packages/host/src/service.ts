@@ -26,6 +26,7 @@ export class HostService extends Service {
     super(ctx, 'host')
     this.core = new HostCore(ctx, Archive.beside(options.storeDir), options.version)
     ctx.on('session/closed', (session) => this.core.forget(session))
+    ctx.on('agent/tool-progress', (agent, callId, update) => { if (update.type === 'output') this.core.output(agent.session.id, callId, update.data) })
     ctx.effect(() => () => Promise.allSettled([...this.core.conns].map((c) => c.close())).then(() => undefined), 'host: close connections')
   }
 

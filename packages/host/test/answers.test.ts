@@ -25,6 +25,7 @@ describe('answerers per owner', () => {
     expect(b.client.requests.map((r) => [r.method, r.params.sessionId])).toEqual([['approval/request', sb]])
     expect(resultOf(a.client, sa)).toEqual(['outcome: allow-once'])
     expect(resultOf(b.client, sb)).toEqual(['outcome: reject'])
+    expect([...a.client.violations, ...b.client.violations]).toEqual([])
     // the pending question is a session event, so a reconnecting client sees it in the log
     expect(a.client.of(sa).map((e) => e.type)).toEqual(expect.arrayContaining(['approval/request', 'approval/decision']))
   })

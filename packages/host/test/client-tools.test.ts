@@ -25,6 +25,7 @@ describe('client-defined tools', () => {
     expect((await client.turnEnd(session.id)).data).toMatchObject({ reason: 'completed' })
     const header = client.of(session.id).find((e) => e.type === 'request/header')!.data as { tools: { name: string; parameters: unknown }[] }
     expect(header.tools.find((x) => x.name === 'lookup')!.parameters).toEqual(lookup.inputSchema)
+    expect(client.violations).toEqual([])
     // the same pipeline: the call is logged before it runs, its result after
     const types = client.of(session.id).map((e) => e.type)
     expect(types.indexOf('tool/call')).toBeLessThan(types.indexOf('tool/result'))

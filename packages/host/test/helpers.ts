@@ -2,7 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import * as commandsPlugin from '@dsh/core/commands'
 import * as presetsPlugin from '@dsh/core/presets'
 import * as settingsPlugin from '@dsh/core/settings'
-import type { ClientRequestName, MethodName, ParamsOf, ResultOf } from '@dsh/host-api'
+import { CLIENT_REQUESTS, NOTIFICATIONS, type ClientRequestName, type MethodName, type ParamsOf, type ResultOf } from '@dsh/host-api'
 import * as hostPlugin from '@dsh/host/host'
 import type { ClientCapabilities, HostClient, HostConnection } from '@dsh/host'
 import type { SessionEvent } from '@dsh/protocol'
@@ -18,16 +18,28 @@ export interface Seen { sessionId: string; event: SessionEvent; view: unknown }
 export class TestClient implements HostClient {
   readonly events: Seen[] = []
   readonly statuses: { sessionId: string; status: string }[] = []
+  readonly outputs: { sessionId: string; toolCallId: string; data: string }[] = []
   readonly requests: { method: ClientRequestName; params: any; signal: AbortSignal }[] = []
   answer: ((method: ClientRequestName, params: any, signal: AbortSignal) => Promise<unknown>) | undefined
   constructor(readonly name = 'test', readonly capabilities: ClientCapabilities = { approvals: true, questions: true, tools: true }) {}
 
+  /** Notifications and requests that did not match the method table's schemas. */
+  readonly violations: string[] = []
+
+  private check(kind: string, schema: { safeParse(v: unknown): { success: boolean; error?: unknown } } | undefined, params: unknown): void {
+    const parsed = schema?.safeParse(params)
+    if (!parsed || !parsed.success) this.violations.push(`${kind}: ${JSON.stringify(parsed?.error ?? 'unknown')}`.slice(0, 500))
+  }
+
   notify(method: string, params: any): void {
+    this.check(method, (NOTIFICATIONS as Record<string, { params: any }>)[method]?.params, params)
     if (method === 'session/event') this.events.push(params as Seen)
     else if (method === 'session/status') this.statuses.push(params)
+    else if (method === 'session/output') this.outputs.push(params)
   }
 
   request(method: ClientRequestName, params: any, signal: AbortSignal): Promise<any> {
+    this.check(method, CLIENT_REQUESTS[method]?.params, params)
     this.requests.push({ method, params, signal })
     if (this.answer) return this.answer(method, params, signal)
     return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('withdrawn')), { once: true }))

@@ -105,6 +105,29 @@ describe('session operations', () => {
     expect(await t.root.sessionStore.isLocked(doomed.id)).toBe(false)
   })
 
+  it('races: two clients opening one session at once (one wins, one SESSION_BUSY), one client twice (one hosted session), a client gone mid-open (closed, unlocked)', async () => {
+    const t = await hostTree(model(), { store: { dir: tempDir('dsh-store-') } })
+    const a = t.connect()
+    const { session } = await a.conn.call('session/create', { workspace: t.workspace })
+    await a.conn.call('session/close', { sessionId: session.id })
+    const b = t.connect()
+    const both = await Promise.allSettled([a.conn.call('session/open', { sessionId: session.id }), b.conn.call('session/open', { sessionId: session.id })])
+    expect(both.map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+    expect(((both[1] as PromiseRejectedResult).reason as { code: string }).code).toBe('SESSION_BUSY')
+    const twice = await Promise.all([a.conn.call('session/open', { sessionId: session.id }), a.conn.call('session/open', { sessionId: session.id })])
+    expect(twice[0].session.id).toBe(twice[1].session.id)
+    await a.conn.call('session/close', { sessionId: session.id })
+    const c = t.connect()
+    const opening = c.conn.call('session/open', { sessionId: session.id })
+    await c.conn.close()
+    const error = await rejection(opening)
+    expect(['CONNECTION_CLOSED', 'SESSION_CLOSED']).toContain(error.code)
+    expect(await t.root.sessionStore.isLocked(session.id)).toBe(false)
+    expect(t.root.sessions.get(session.id)).toBeUndefined()
+    // and the session opens again afterwards
+    expect((await b.conn.call('session/open', { sessionId: session.id })).session.open).toBe(true)
+  })
+
   it('defaults: explicit param, then the agent preset, then settings; a model travels only with its provider', async () => {
     // the credentials row reads the environment once, when it starts
     process.env.ANTHROPIC_API_KEY = 'mock-anthropic'

@@ -39,6 +39,10 @@ describe('views', () => {
     const cards = live.flatMap((e) => (e.view ? [(e.view as { kind: string; card: { card: string } }).kind + ':' + (e.view as { card: { card: string } }).card.card] : []))
     for (const kind of ['terminal', 'diff', 'read', 'search', 'generic']) expect(cards).toContain(`tool-result:${kind}`)
     expect(cards).toContain('tool-call:terminal')
+    // live output of the running command went out as session/output (never as an event)
+    const bashCall = live.find((e) => e.event.type === 'tool/call' && (e.event.data as { name: string }).name === 'bash')!
+    expect(client.outputs.filter((o) => o.toolCallId === (bashCall.event.data as { callId: string }).callId).map((o) => o.data).join('')).toContain('hi')
+    expect(client.violations).toEqual([])
     // replay: the same views from a fresh read of the stored log
     await conn.call('session/close', { sessionId: session.id })
     const stored = await t.root.sessions.read(session.id)

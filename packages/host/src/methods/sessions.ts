@@ -97,7 +97,7 @@ export async function createSession(h: HostCore, conn: Conn, p: In<'session/crea
     else await session.close()
     throw error
   }
-  return { session: h.detail(hosted) }
+  return { session: h.detail(await h.stillConnected(conn, hosted)) }
 }
 
 /**
@@ -106,12 +106,28 @@ export async function createSession(h: HostCore, conn: Conn, p: In<'session/crea
  * replayed to the caller after the reply; a repair of a crash adds a notice saying so.
  */
 export async function openSession(h: HostCore, conn: Conn, p: In<'session/open'>): Promise<Out<'session/open'>> {
-  const { ctx } = h
+  const busy = (by: Conn | undefined) => new DshError('SESSION_BUSY', `session ${p.sessionId} is open on this host by "${by?.client.name ?? 'another client'}"`)
+  const inFlight = h.opening.get(p.sessionId)
+  if (inFlight) {
+    if (inFlight.conn !== conn) throw busy(inFlight.conn)
+    await inFlight.done.catch(() => undefined)
+  }
   const existing = h.hosted.get(p.sessionId)
   if (existing) {
-    if (existing.owner !== conn) throw new DshError('SESSION_BUSY', `session ${p.sessionId} is open on this host by "${existing.owner?.client.name ?? 'another client'}"`)
+    if (existing.owner !== conn) throw busy(existing.owner)
     return { session: h.detail(existing) }
   }
+  const done = openStored(h, conn, p)
+  h.opening.set(p.sessionId, { conn, done })
+  try {
+    return await done
+  } finally {
+    if (h.opening.get(p.sessionId)?.done === done) h.opening.delete(p.sessionId)
+  }
+}
+
+async function openStored(h: HostCore, conn: Conn, p: In<'session/open'>): Promise<Out<'session/open'>> {
+  const { ctx } = h
   const appended: SessionEvent[] = []
   const stop = ctx.on('session/event', (s: Session, event: SessionEvent) => { if (s.id === p.sessionId) appended.push(event) })
   let session: Session
@@ -120,7 +136,7 @@ export async function openSession(h: HostCore, conn: Conn, p: In<'session/open'>
   } finally {
     stop()
   }
-  return { session: h.detail(await hostStored(h, conn, session, appended, p.maxTokens)) }
+  return { session: h.detail(await h.stillConnected(conn, await hostStored(h, conn, session, appended, p.maxTokens))) }
 }
 
 /** Takes an opened (or forked) stored session onto the host: workspace check, repair note, agent from the log. */
@@ -202,7 +218,7 @@ export async function forkSession(h: HostCore, conn: Conn, p: In<'session/fork'>
   const cwd = p.workspace ? directory(p.workspace, 'workspace') : source.header.cwd
   if (!isDirectory(cwd)) throw new DshError('WORKSPACE_GONE', `the workspace ${cwd} of session ${p.sessionId} no longer exists`, { hint: 'fork into another workspace (workspace param)' })
   const session = await ctx.sessions.fork(p.sessionId, { uptoSeq: cut, cwd })
-  const hosted = await hostStored(h, conn, session, [], undefined)
+  const hosted = await h.stillConnected(conn, await hostStored(h, conn, session, [], undefined))
   return { session: h.detail(hosted) }
 }
 
