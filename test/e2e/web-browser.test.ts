@@ -29,6 +29,7 @@ async function openApp(allow: RegExp[] = []): Promise<Page> {
 /** Creates a session through the UI (folder browser → create) and returns its id. */
 async function newSession(page: Page, dir = workspace): Promise<string> {
   await page.getByTestId('new-session').click()
+  await page.getByTestId('folder-browser').waitFor()
   await page.getByTestId('workspace-path').fill(dir)
   await page.getByTestId('workspace-path').press('Enter')
   await page.getByTestId('create-session').click()
@@ -473,6 +474,7 @@ describe('dsh web from outside the page', () => {
 
   it('refuses a missing or non-directory workspace in the form, and bad cursors on the real host', async () => {
     const page = await openApp([/status of 409/])
+    await page.getByTestId('folder-browser').waitFor()
     await page.getByTestId('workspace-path').fill(join(workspace, 'does-not-exist'))
     await page.getByTestId('create-session').click()
     await page.getByTestId('form-error').filter({ hasText: 'does-not-exist' }).waitFor()

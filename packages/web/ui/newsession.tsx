@@ -15,7 +15,7 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
   const browse = (path?: string, keepTyped = false) => void listDir(path).then((d) => {
     setDir(d)
     setWorkspace((typed) => keepTyped && typed ? typed : d.path)
-    setError(null)
+    if (!keepTyped) setError(null)
   }, (e: unknown) => setError(errorText(e)))
   // the first listing (the launch directory) does not overwrite what the user typed meanwhile
   useEffect(() => browse(undefined, true), [])
