@@ -29,6 +29,7 @@ async function openApp(allow: RegExp[] = []): Promise<Page> {
 /** Creates a session through the UI (folder browser → create) and returns its id. */
 async function newSession(page: Page, dir = workspace): Promise<string> {
   await page.getByTestId('new-session').click()
+  await page.getByTestId('folder-browser').waitFor()
   await page.getByTestId('workspace-path').fill(dir)
   await page.getByTestId('workspace-path').press('Enter')
   await page.getByTestId('create-session').click()
@@ -125,6 +126,7 @@ describe('dsh web in Chromium', () => {
     await approval.waitFor()
     expect(await approval.textContent()).toContain(join(outside, 'yes.txt'))
     expect(await approval.locator('[data-decision]').evaluateAll((els) => els.map((e) => e.getAttribute('data-decision')))).toContain('reject')
+    expect((await approval.getByTestId('allow-session-scope').textContent())?.length).toBeGreaterThan(30)
     await approval.locator('[data-decision="allow-once"]').click()
     await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'wrote it' }).waitFor()
     expect(readFileSync(join(outside, 'yes.txt'), 'utf8')).toBe('approved\n')
@@ -290,7 +292,8 @@ describe('dsh web: questions, queue, settings, drain', () => {
 
   it('Ctrl-C drains: the running command is killed, the turn is closed in the log, exit 0', async () => {
     model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4324.5' } }] }])
-    const page = await openApp([/net::ERR/])
+    // while it drains the server answers 503 and then goes away: the page may see both
+    const page = await openApp([/net::ERR/, /status of 503/])
     const id = await newSession(page)
     await say(page, 'sleep')
     await card(page, 'running').waitFor()
@@ -301,6 +304,58 @@ describe('dsh web: questions, queue, settings, drain', () => {
     const events = readSessionFile(home, id).events
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     await page.locator('[data-testid="connection-status"]:not([data-state="connected"])').waitFor()
+  })
+})
+
+describe('dsh web: cards, todo strip, presets', () => {
+  it('renders read, a one-line edit as a minimal diff, search and the todo strip; the preset switch is logged', async () => {
+    const file = join(workspace, 'long.txt')
+    writeFileSync(file, Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n') + '\n')
+    model.setScript([
+      { toolCalls: [{ name: 'read', arguments: { path: 'long.txt' } }] },
+      { toolCalls: [{ name: 'edit', arguments: { path: 'long.txt', old_string: 'line 25\n', new_string: 'line twenty-five\n' } }] },
+      { toolCalls: [{ name: 'grep', arguments: { pattern: 'twenty' } }] },
+      { toolCalls: [{ name: 'todo_write', arguments: { todos: [{ content: 'Edit the file', status: 'completed' }, { content: 'Check it', status: 'in_progress', activeForm: 'Checking it' }] } }] },
+      { text: 'all cards shown' },
+    ])
+    const page = await openApp()
+    const id = await newSession(page)
+    await say(page, 'cards')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'all cards shown' }).waitFor()
+    expect(await page.locator('[data-testid="tool-card"]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-card')}:${e.getAttribute('data-status')}`)))
+      .toEqual(['read:done', 'diff:done', 'search:done', 'generic:done'])
+    const diff = page.locator('[data-testid="tool-card"][data-card="diff"]')
+    // the edit presenter's card carries the replaced snippet, so numbers count within it
+    expect(await diff.locator('[data-line-kind="del"] .code').allTextContents()).toEqual(['-line 25'])
+    expect(await diff.locator('[data-line-kind="add"] .code').allTextContents()).toEqual(['+line twenty-five'])
+    expect(await diff.locator('tr[data-line-kind]').count()).toBeLessThanOrEqual(8)
+    expect(readFileSync(file, 'utf8')).toContain('line twenty-five\n')
+    const strip = page.getByTestId('todo-strip')
+    expect(await strip.locator('[data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')))).toEqual(['completed', 'in_progress'])
+    expect(await strip.textContent()).toContain('Checking it')
+    await page.getByTestId('permission-mode').selectOption('read-only')
+    await expect.poll(() => readSessionFile(home, id).events.filter((e) => e.type === 'permission/preset').at(-1)?.data).toMatchObject({ preset: 'read-only' })
+  })
+})
+
+describe('dsh web: subagents', () => {
+  it('opens a subagent session read-only from its task card', async () => {
+    model.setScript([
+      { toolCalls: [{ name: 'task', arguments: { description: 'look around', prompt: 'say hi from the child' } }] },
+      { text: 'child answer here', expect: { lastUserTextIncludes: 'say hi from the child' } },
+      { text: 'parent done' },
+    ])
+    const page = await openApp()
+    const parentId = await newSession(page)
+    await say(page, 'delegate')
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'parent done' }).waitFor()
+    const link = page.getByTestId('tool-card').locator('a', { hasText: 'subagent' })
+    await link.click()
+    await page.waitForURL((u) => u.pathname.startsWith('/s/') && !u.pathname.endsWith(parentId))
+    await page.locator('.session[data-ready="true"]').waitFor()
+    await page.locator('[data-testid="message"][data-role="assistant"]').filter({ hasText: 'child answer here' }).waitFor()
+    expect(await page.locator('.badge', { hasText: 'read-only' }).count()).toBe(1)
+    expect(await page.getByTestId('composer').count()).toBe(0)
   })
 })
 
@@ -334,6 +389,15 @@ describe('dsh web: the session list', () => {
     await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="waiting"]`).waitFor()
     await page.keyboard.press('n')
     await idle(page)
+    // a result that arrives while another page is shown is unseen
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1' } }] }, { text: 'finished unseen' }])
+    await say(page, 'later')
+    await card(page, 'running').last().waitFor()
+    await page.getByTestId('new-session').click()
+    await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="unseen"]`).waitFor()
+    await item.locator('a').click()
+    await page.locator('.session[data-ready="true"]').waitFor()
+    await page.locator(`[data-testid="session-item"][data-session-id="${id}"][data-status="idle"]`).waitFor()
     // fork: a new session with the same transcript
     await item.locator('[data-action="fork"]').click()
     await page.waitForURL((u) => u.pathname.startsWith('/s/') && !u.pathname.endsWith(id))
@@ -406,6 +470,25 @@ describe('dsh web from outside the page', () => {
     expect(existsSync(join(home, 'sessions')) ? (await api(run, 'session/list', {})).sessions : []).toEqual([])
     const ok = await api(run, 'session/create', { workspace })
     expect(existsSync(join(home, 'sessions', `${ok.session.id}.jsonl`))).toBe(true)
+  })
+
+  it('refuses a missing or non-directory workspace in the form, and bad cursors on the real host', async () => {
+    const page = await openApp([/status of 409/])
+    await page.getByTestId('folder-browser').waitFor()
+    await page.getByTestId('workspace-path').fill(join(workspace, 'does-not-exist'))
+    await page.getByTestId('create-session').click()
+    await page.getByTestId('form-error').filter({ hasText: 'does-not-exist' }).waitFor()
+    writeFileSync(join(workspace, 'plain.txt'), 'x')
+    await page.getByTestId('workspace-path').fill(join(workspace, 'plain.txt'))
+    await page.getByTestId('create-session').click()
+    await page.getByTestId('form-error').filter({ hasText: 'plain.txt' }).waitFor()
+    expect((await api(run!, 'session/list', {})).sessions).toEqual([])
+    const { session } = await api(run!, 'session/create', { workspace })
+    const events = (cursor: string) => fetch(`http://127.0.0.1:${run!.port}/api/events?session=${session.id}`, { headers: { Authorization: `Bearer ${run!.token}`, 'Last-Event-ID': cursor } })
+    const beyond = await events(String(session.lastSeq + 5))
+    expect([beyond.status, ((await beyond.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, 'CURSOR_BEYOND_END'])
+    const nan = await events('later')
+    expect([nan.status, ((await nan.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, 'BAD_CURSOR'])
   })
 
   it('dsh web --help answers without booting; a non-loopback --host and a taken port fail clearly', async () => {

@@ -29,12 +29,15 @@ const LIST_CHANGES = new Set(['session/create', 'session/fork', 'session/rename'
 
 export interface Gateway {
   handle(req: IncomingMessage, res: ServerResponse): void
+  /** From now on every /api request is 503 (the server drains). */
+  shutDown(): void
   /** Sessions this gateway opened or created (owned by its connection). */
   readonly opened: Set<string>
 }
 
 export function createGateway(opts: GatewayOptions): Gateway {
   const opened = new Set<string>()
+  let closing = false
 
   function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = JSON.stringify(body)
@@ -166,6 +169,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       return plain(res, 400, 'bad request URL')
     }
     if (url.pathname.startsWith('/api/')) {
+      if (closing) return fail(res, { status: 503, error: { code: RPC_ERRORS.INTERNAL_ERROR, message: 'dsh web is shutting down', data: { code: 'SHUTTING_DOWN' } } })
       if (!tokenMatches(presentedToken(req, opts.port()), opts.token)) {
         return fail(res, { status: 401, error: { code: RPC_ERRORS.INVALID_REQUEST, message: 'not authorised: open the URL that `dsh web` printed (or send Authorization: Bearer TOKEN)', data: { code: 'UNAUTHORIZED' } } })
       }
@@ -178,5 +182,5 @@ export function createGateway(opts: GatewayOptions): Gateway {
     serveStatic(req, res, url)
   }
 
-  return { handle, opened }
+  return { handle, opened, shutDown: () => { closing = true } }
 }

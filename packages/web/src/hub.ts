@@ -35,16 +35,11 @@ export class WebHub implements HostClient {
   readonly sessions = new Set<SessionListener>()
   readonly hostStreams = new Set<SseStream>()
   private readonly pending = new Map<string, Pending>()
-  /** Set once the host sends `session/output` itself; the gateway's own tap then stays quiet. */
-  private hostSendsOutput = false
 
   notify<N extends NotificationName>(method: N, params: NotificationParams<N>): void {
     const p = params as { sessionId: string; event?: { seq: number } }
     if (method === 'session/event') this.toSession(p.sessionId, 'event', params, p.event!.seq)
-    else if (method === 'session/output') {
-      this.hostSendsOutput = true
-      this.toSession(p.sessionId, 'output', params)
-    }
+    else if (method === 'session/output') this.toSession(p.sessionId, 'output', params)
     else if (method === 'session/status') {
       this.toSession(p.sessionId, 'status', params)
       this.toHost('status', params)
@@ -69,11 +64,6 @@ export class WebHub implements HostClient {
       this.toSession(sessionId, 'request', { method, params })
       this.toHost('request', { method, params: { sessionId, requestId } })
     })
-  }
-
-  /** Live tool output seen on the tree (\`agent/tool-progress\`), until the host carries it as `session/output`. */
-  tapOutput(sessionId: string, toolCallId: string, data: string): void {
-    if (!this.hostSendsOutput) this.toSession(sessionId, 'output', { sessionId, toolCallId, data })
   }
 
   /** `session/respond`: validates the answer against the request's result schema. */

@@ -64,6 +64,7 @@ export async function startWebServer(opts: WebServerOptions): Promise<WebServer>
   let closing: Promise<void> | undefined
   const close = () => closing ??= (async () => {
     clearInterval(heartbeat)
+    gateway.shutDown()
     server.close()
     for (const s of hub.hostStreams) s.end()
     for (const l of hub.sessions) l.stream.end()

@@ -39,8 +39,12 @@ export async function openSessionStream(deps: StreamDeps, res: ServerResponse, s
   const listener: SessionListener = { sessionId, stream, lastSent: cursor.afterSeq, held: [] }
   deps.hub.sessions.add(listener)
   stream.whenClosed(() => deps.hub.sessions.delete(listener))
-  let readOnly = false
-  if (!deps.opened.has(sessionId)) {
+  const parent = detail.session.parent
+  // a subagent's session belongs to its parent's turn: watched, never opened (so never owned) here
+  let readOnly = !!parent && !parent.fork && parent.callId !== undefined
+  if (readOnly) {
+    await deps.connection.callUnchecked('session/subscribe', { sessionId, afterSeq: detail.session.lastSeq }).catch(() => undefined)
+  } else if (!deps.opened.has(sessionId)) {
     try {
       await deps.connection.callUnchecked('session/open', { sessionId })
       deps.opened.add(sessionId)

@@ -55,7 +55,10 @@ function App() {
     loadDescribe()
     const host = new LiveStream(() => '/api/events', {
       hello: (f: { pending: { sessionId: string }[] }) => { setWaiting(new Set(f.pending.map((p) => p.sessionId))); refresh() },
-      status: (f: { sessionId: string; status: Summary['status'] }) => setSessions((list) => list.map((s) => s.id === f.sessionId ? { ...s, status: f.status } : s)),
+      status: (f: { sessionId: string; status: Summary['status'] }) => {
+        setSessions((list) => list.map((s) => s.id === f.sessionId ? { ...s, status: f.status } : s))
+        if (f.status === 'idle') refresh() // new events: the list's counts (and unseen dots) move
+      },
       request: (f: { params: { sessionId: string } }) => setWaiting((w) => new Set(w).add(f.params.sessionId)),
       'request-done': (f: { sessionId: string }) => { setWaiting((w) => { const n = new Set(w); n.delete(f.sessionId); return n }); refresh() },
       'sessions-changed': () => refresh(),

@@ -11,8 +11,14 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
   const [mode, setMode] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
-  const browse = (path?: string) => void listDir(path).then((d) => { setDir(d); setWorkspace(d.path); setError(null) }, (e: unknown) => setError(errorText(e)))
-  useEffect(() => browse(), [])
+  const [ack, setAck] = useState(false)
+  const browse = (path?: string, keepTyped = false) => void listDir(path).then((d) => {
+    setDir(d)
+    setWorkspace((typed) => keepTyped && typed ? typed : d.path)
+    if (!keepTyped) setError(null)
+  }, (e: unknown) => setError(errorText(e)))
+  // the first listing (the launch directory) does not overwrite what the user typed meanwhile
+  useEffect(() => browse(undefined, true), [])
   const recent = [...new Set(sessions.map((s) => s.workspace))].slice(0, 8)
   const create = async () => {
     setBusy(true)
@@ -49,8 +55,9 @@ export function NewSession({ describe, sessions, navigate, refresh }: { describe
           {(describe?.permissionModes ?? []).map((p) => <option key={p.id} value={p.id} title={p.description}>{p.id}</option>)}
         </select></label>
       </div>
+      {mode === 'danger-full-access' && <label class="warn"><span><input type="checkbox" checked={ack} onChange={(e) => setAck((e.target as HTMLInputElement).checked)} data-testid="new-danger-ack" /> I understand: no sandbox and no prompts (only in a disposable checkout)</span></label>}
       {error && <div class="error" data-testid="form-error">{error}</div>}
-      <button class="primary" data-testid="create-session" disabled={busy || !workspace} onClick={() => void create()}>Start session in {workspace || '…'}</button>
+      <button class="primary" data-testid="create-session" disabled={busy || !workspace || (mode === 'danger-full-access' && !ack)} onClick={() => void create()}>Start session in {workspace || '…'}</button>
     </div>
   )
 }

@@ -29,7 +29,7 @@ function Row({ item, frozen, children }: { item: Item; frozen: boolean; children
   switch (item.kind) {
     case 'user': return <div class="message user" data-testid="message" data-role="user"><pre class="plain">{item.text}</pre>{item.images > 0 && <span class="muted small">+{item.images} image(s)</span>}</div>
     case 'assistant': return <Assistant item={item} />
-    case 'tool': return <ToolCard item={item} frozen={frozen} childSession={children.find((c) => c.parent?.callId === item.callId)?.id} />
+    case 'tool': return <ToolCard item={item} frozen={frozen} childSession={item.child ?? children.find((c) => c.parent?.callId === item.callId)?.id} />
     case 'notice': return <div class={`notice ${item.level}`}>{item.message}</div>
     case 'turn-end': return <div class="notice warn" data-testid="turn-end" data-reason={item.reason}>turn ended: {item.reason}{item.error ? ` (${item.error})` : ''}</div>
   }

@@ -14,6 +14,8 @@ export interface AssistantItem { kind: 'assistant'; key: string; text: string; r
 export interface ToolItem {
   kind: 'tool'; key: string; callId: string; tool: string; args: unknown
   call: Card | null; result: Card | null; status: ToolStatus; output: string; started: number; ended: number | null; turn: number
+  /** The subagent session a `task` call started. */
+  child?: string
 }
 export interface NoticeItem { kind: 'notice'; key: string; level: string; message: string }
 export interface TurnEndItem { kind: 'turn-end'; key: string; reason: string; error: string | null }
@@ -107,6 +109,11 @@ export class Transcript {
         const card = item.result
         const exitFailed = card.card === 'terminal' && ((typeof card.exitCode === 'number' && card.exitCode !== 0) || typeof card.signal === 'string')
         item.status = interrupted ? 'interrupted' : d.isError === true || view?.isError === true || exitFailed ? 'failed' : 'done'
+        break
+      }
+      case 'subagent/start': {
+        const item = this.tool(String(d.callId))
+        if (item) item.child = String(d.childSessionId)
         break
       }
       case 'todo/write':

@@ -1,5 +1,4 @@
 import type { Context } from '@deepseek-ai/cordis'
-import type { Agent, ToolProgress } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { formatError } from '@dsh/protocol'
 import { fileURLToPath } from 'node:url'
@@ -36,9 +35,6 @@ export function apply(ctx: Context): void {
   const assetsDir = fileURLToPath(new URL('../ui/', import.meta.url))
   startWebServer({ args: parsed.args, connect: (c) => host.connect(c), assetsDir, env: launcher.env, cwd: launcher.cwd, ...(fixedToken ? { token: fixedToken } : {}) }).then((server) => {
     ctx.launcher.pin('dsh web serves open browser tabs')
-    ctx.on('agent/tool-progress', (agent: Agent, callId: string, update: ToolProgress) => {
-      if (update.type === 'output') server.hub.tapOutput(agent.session.id, callId, update.data)
-    })
     launcher.stdout.write(`dsh web: ${server.url}\n`)
     if (parsed.args.open) openBrowser(server.url, launcher.env)
     let stopping = false
