@@ -32,11 +32,16 @@ export type LockState =
 export async function acquireLock(lockPath: string, sessionId: string): Promise<() => Promise<void>> {
   const mine: LockInfo = { pid: process.pid, host: hostname(), started: Date.now() }
   const text = JSON.stringify(mine)
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // An empty lock (a crash, or a power cut, between create and write) counts as a writer
+  // mid-create only for UNWRITTEN_GRACE_MS after its mtime: wait that long, then take it over.
+  const deadline = Date.now() + UNWRITTEN_GRACE_MS + 500
+  for (let attempt = 0; attempt < 5 || Date.now() < deadline; attempt++) {
     try {
       const handle = await open(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644)
       try {
         await handle.writeFile(text)
+        // durable content: after a power cut the lock is absent or whole, never empty
+        await handle.sync()
       } catch (error) {
         // a lock that could not be written (full disk) is not left behind, empty
         await handle.close().catch(() => undefined)
@@ -52,7 +57,7 @@ export async function acquireLock(lockPath: string, sessionId: string): Promise<
     switch (state.kind) {
       case 'free': continue
       case 'stale': await takeOver(lockPath, state.raw); continue
-      case 'unwritten': await delay(20); continue
+      case 'unwritten': await delay(attempt < 5 ? 20 : 100); continue
       case 'live': case 'foreign': throw lockedError(sessionId, lockPath, state.info, state.kind === 'foreign')
     }
   }

@@ -91,17 +91,22 @@ export class JsonlSink implements SessionSink {
     this.pending.length = 0
     const title = this.state.title
     delete this.state.title
+    let written = false
     try {
       failpoint('sink.flush.start')
       await appendAll(this.options.handle, batch)
+      written = true
       failpoint('sink.flush.written')
       await this.options.handle.sync()
       this.size += batch.length
       failpoint('sink.flush.synced')
     } catch (cause) {
-      // back to the last record boundary: no torn line for the next load to drop
-      await this.options.handle.truncate(this.size).then(() => this.options.handle.sync()).catch(() => undefined)
-      this.state.failure = writeFailed(this.options.id, 'writing the log', cause)
+      // Back to the last record boundary: no torn line for the next load to drop. After a
+      // failed write the truncation is made durable; after a failed fsync nothing is fsynced
+      // again (the kernel may have dropped the dirty pages: a second fsync proves nothing).
+      const truncate = this.options.handle.truncate(this.size)
+      await (written ? truncate : truncate.then(() => this.options.handle.sync())).catch(() => undefined)
+      this.state.failure = writeFailed(this.options.id, written ? 'making the log durable (fsync)' : 'writing the log', cause)
       throw this.state.failure
     }
     if (title !== undefined) await writeMeta(this.options.metaPath, { title }).catch((error: Error) => this.options.onWarning(`could not update ${this.options.metaPath}: ${error.message}`))
