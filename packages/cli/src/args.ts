@@ -11,6 +11,7 @@ export type Args =
   | { type: 'run'; profile?: string; patches: string[]; dump?: 'config' | 'default'; argv: string[] }
   | { type: 'plugin'; profile?: string; action: 'add' | 'remove' | 'list'; packages: string[] }
   | { type: 'login'; provider: string }
+  | { type: 'batch'; profile?: string; argv: string[] }
 
 export const DEFAULT_PROFILE = 'headless'
 export const DEFAULT_PROVIDER = 'deepseek'
@@ -46,6 +47,7 @@ export function parseArgs(tokens: readonly string[]): Args {
     if (token === 'web' && profile === undefined) { profile = 'web'; viaWeb = true; continue }
     if (token === 'plugin' && !viaWeb && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
     if (token === 'login' && profile === undefined && !patches.length && !dump) return parseLogin(tokens.slice(i + 1))
+    if (token === 'batch' && !viaWeb && !patches.length && !dump) return { type: 'batch', ...opt('profile', profile), argv: tokens.slice(i + 1) }
     return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: tokens.slice(i) }
   }
   return { type: 'run', ...opt('profile', profile), patches, ...opt('dump', dump), argv: [] }

@@ -8,6 +8,8 @@ Usage:
   dsh --profile NAME --dump-default-config   print the rows of the profile's bundles only
   dsh plugin --profile NAME add|remove|list [PKG...]
   dsh login [--provider NAME]           store an API key (default provider: deepseek)
+  dsh batch TASKS.jsonl [--hosts HOSTS.yaml] [--parallel N] [--out RESULTS.jsonl]
+                                        run many tasks at once (dsh batch --help)
   dsh --help | --version
 
 Launcher options (read up to the first argument the launcher does not own;

@@ -22,6 +22,9 @@ export async function main(args: Exclude<Args, { type: 'help' | 'version' | 'err
       case 'login':
         code = await (await import('./login.js')).login(args, launch)
         break
+      case 'batch':
+        code = await (await import('./batch.js')).batch(args, launch)
+        break
     }
   } catch (error) {
     printError(io, error)

@@ -64,6 +64,7 @@ export class SshConnection {
   private connecting: Promise<Client> | undefined
   private sftpSession: Promise<SFTPWrapper> | undefined
   private readonly inFlight = new Set<(error: DshError) => void>()
+  private readonly lostListeners = new Set<(error: DshError) => void>()
   /** Remote process groups that were running when their connection dropped. */
   readonly orphans = new Set<number>()
   private closed = false
@@ -113,6 +114,7 @@ export class SshConnection {
     const error = this.lostError()
     for (const fail of [...this.inFlight]) fail(error)
     this.inFlight.clear()
+    for (const listener of [...this.lostListeners]) listener(error)
   }
 
   /** The live client, connecting (again) when there is none. */
@@ -131,6 +133,12 @@ export class SshConnection {
       return client
     }).finally(() => { this.connecting = undefined })
     return this.connecting
+  }
+
+  /** Called each time an open connection drops (not on `close()`). Returns the unsubscriber. */
+  onLost(listener: (error: DshError) => void): () => void {
+    this.lostListeners.add(listener)
+    return () => { this.lostListeners.delete(listener) }
   }
 
   /**
