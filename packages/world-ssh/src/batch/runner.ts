@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import type { Session } from '@dsh/core'
 import { DshError, formatError, isDshError, type Usage } from '@dsh/protocol'
+import type { WorldService } from '../service.js'
 import { formatTarget, parseWorldUrl } from '../url.js'
 import { BATCH_USAGE, parseBatchArgs, type BatchArgs } from './args.js'
 import { parseHosts, parseTasks, readResults, type Task, type TaskResult } from './input.js'
@@ -122,6 +123,8 @@ export async function runBatch(ctx: Context): Promise<number> {
     return true
   })
   const settings = ctx.settings.get()
+  // an optional row (not injected): a local-only batch runs without it
+  const worlds = ctx.get('worlds') as WorldService | undefined
 
   const runTask = async (task: Task, slot: Slot | undefined): Promise<TaskResult | undefined> => {
     const t0 = Date.now()
@@ -143,7 +146,7 @@ export async function runBatch(ctx: Context): Promise<number> {
         host = formatTarget(target)
         spec = { url: formatTarget(target, workspace), ...(slot.host.identity ?? args.identity ? { identity: slot.host.identity ?? args.identity } : {}),
           ...(slot.host.knownHosts ?? args.knownHosts ? { knownHosts: slot.host.knownHosts ?? args.knownHosts } : {}) }
-        spec = ctx.worlds.spec(spec, undefined, cwd)
+        spec = worlds!.spec(spec, undefined, cwd)
       } else {
         workspace = path.resolve(cwd, rel)
         mkdirSync(workspace, { recursive: true })
@@ -154,7 +157,7 @@ export async function runBatch(ctx: Context): Promise<number> {
       if (!resumed) results.append({ start: { id: task.id, sessionId: session.id } })
       if (spec) {
         try {
-          const world = resumed && session.last('world/select') ? await ctx.worlds.attach(session) : await ctx.worlds.select(session, spec, { createRoot: true })
+          const world = resumed && session.last('world/select') ? await worlds!.attach(session) : await worlds!.select(session, spec, { createRoot: true })
           world?.conn.onLost((error) => { hostError ??= error; agent?.cancel() })
         } catch (error) {
           hostError = isDshError(error) ? error : new DshError('WORLD_UNREACHABLE', String(error))
