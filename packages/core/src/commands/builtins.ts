@@ -56,6 +56,7 @@ export function statusCommand(ctx: Context): CommandSpec {
       // optional neighbours: shown when mounted
       const presets = ctx.get('presets') as PresetService | undefined
       const plan = ctx.get('plan') as PlanMode | undefined
+      const worlds = ctx.get('worlds') as { describe(session: unknown): string | undefined } | undefined
       return {
         reply: formatStatus({
           sessionId: session.id, title: latestTitle(session.events), cwd: session.cwd,
@@ -63,6 +64,7 @@ export function statusCommand(ctx: Context): CommandSpec {
           agentPreset: presets?.current(session).id,
           permissionPreset: ctx.permission.current(session).id,
           planMode: plan?.active(session),
+          world: worlds?.describe(session),
           context: contextUse(session.events, session.deriveMessages(), window),
         }),
       }
