@@ -144,6 +144,34 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
     expect(results.filter((x) => x.reason === 'completed').every((x) => x.host?.includes(sshd.users[1]!.name))).toBe(true)
   })
 
+  it('a host whose connection drops mid-task fails that task and leaves the pool; its remote process is reaped', async () => {
+    const roots = [0, 1].map(rootOf)
+    writeFileSync(join(dir, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))
+    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(3, 'd'))
+    // on the host that will drop, the command outlives the test unless it is reaped
+    const command = `case $(id -un) in ${sshd.users[0]!.name}) sleep 44.5;; *) sleep 4.5;; esac`
+    model.setScript([
+      { toolCalls: [{ name: 'bash', arguments: { command } }] }, { toolCalls: [{ name: 'bash', arguments: { command } }] },
+      { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' },
+    ])
+    const child = spawnDsh(['batch', 'tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts], { cwd: dir, env: env() })
+    const done = collect(child)
+    const sleepingOn = (i: number) => processesOf(sshd.users[i]!.uid).filter((p) => p.cmd === (i === 0 ? 'sleep 44.5' : 'sleep 4.5')).length
+    for (let i = 0; i < 500 && (sleepingOn(0) < 1 || sleepingOn(1) < 1); i++) await new Promise((r) => setTimeout(r, 20))
+    expect([sleepingOn(0), sleepingOn(1)]).toEqual([1, 1])
+    for (const pid of sshd.sessionPids(sshd.users[0]!)) process.kill(pid, 'SIGKILL')
+    const r = await done
+    expect(r.code).toBe(1)
+    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const failed = results.filter((x) => x.reason !== 'completed')
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toMatchObject({ reason: 'host-failed', host: sshd.url(sshd.users[0]!, roots[0]!), error: { code: 'WORLD_CONNECTION_LOST' } })
+    const completed = results.filter((x) => x.reason === 'completed')
+    expect(completed).toHaveLength(2)
+    expect(completed.every((x) => x.host === sshd.url(sshd.users[1]!, roots[1]!))).toBe(true)
+    expect(sleepingOn(0)).toBe(0) // reaped when the failed task's world closed
+  })
+
   it('Ctrl-C cancels every running task, kills their remote processes, and the next run resumes them', async () => {
     const roots = [0, 1].map(rootOf)
     writeFileSync(join(dir, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))

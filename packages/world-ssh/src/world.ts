@@ -122,6 +122,7 @@ export class SshWorld implements World {
   async close(): Promise<void> {
     await this.shell?.killAll().catch(() => undefined)
     await this.fiber?.dispose()
+    await this.conn.reapOrphans()
     if (this.tmp) await this.conn.fire(`rm -rf ${shq(this.tmp)}`).catch(() => undefined)
     this.conn.close()
   }
