@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { dsh, makeProfile, STACK, tempHome } from './launcher-helpers.js'
 
-const BASE_ROWS = ['sessions', 'session-store', 'settings', 'credentials', 'llm', 'llm-openai', 'llm-anthropic', 'retry', 'tools', 'prompt', 'permission', 'approval', 'agent', 'commands', 'presets', 'plan', 'titles', 'compaction', 'skills', 'subagents', 'fs', 'subprocess', 'shell', 'sandbox', 'tool-bash', 'tool-files', 'tool-search', 'tool-todo', 'mcp']
+const BASE_ROWS = ['sessions', 'session-store', 'settings', 'credentials', 'llm', 'llm-openai', 'llm-anthropic', 'retry', 'tools', 'prompt', 'permission', 'approval', 'agent', 'commands', 'presets', 'plan', 'titles', 'compaction', 'skills', 'subagents', 'fs', 'subprocess', 'shell', 'sandbox', 'worlds', 'tool-bash', 'tool-files', 'tool-search', 'tool-todo', 'mcp']
 
 type Dump = { insert: { id: string; name: string; config?: unknown; disabled?: boolean }[] }[]
 

@@ -58,7 +58,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
 
   // optional neighbours, not injected: slash commands and agent presets (rows that may
   // still be starting when this surface does: wait for the whole tree before going without)
-  if (!ctx.get('commands') || !ctx.get('presets') || !ctx.get('worlds')) await launcher.ready
+  if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
   const commands = ctx.get('commands') as CommandRegistry | undefined
   const presets = ctx.get('presets') as PresetService | undefined
   const command = parseCommand(task)
@@ -97,12 +97,18 @@ export async function runHeadless(ctx: Context): Promise<number> {
     // a slash command may need no model at all (a turn it starts fails on its own).
     if (!command) ctx.llm.resolve(ctx.llm.defaults({ provider }).provider)
     if (args.agent && !presets) throw new DshError('USAGE', '--agent needs the agent presets row (@dsh/core/presets)')
-    // an execution world (--world, or settings.yaml `world` for a new session): optional row
+    // an execution world (--world, or settings.yaml `world` for a new session; a resumed
+    // session's logged one): an optional row, waited for only when a world may be involved
+    const mayNeedWorld = !!args.world || !!args.resume || (settings as { world?: unknown }).world !== undefined
+    if (mayNeedWorld && !ctx.get('worlds')) await launcher.ready
     const worlds = ctx.get('worlds') as WorldsSeam | undefined
     const world = worlds?.spec({ url: args.world, identity: args.identity, knownHosts: args.knownHosts }, args.resume ? undefined : settings, launcher.cwd)
     if (args.world && !worlds) throw new DshError('USAGE', '--world needs the worlds row (@dsh/world-ssh/world)')
     session = args.resume ? await ctx.sessions.open(args.resume) : await ctx.sessions.create({ cwd: world ? worlds!.workspace(world) : launcher.cwd })
     await worlds?.enter(session, world)
+    if (!worlds && session.last('world/select')) {
+      throw new DshError('WORLD_UNAVAILABLE', 'this session runs in a remote world, but the worlds row (@dsh/world-ssh/world) is not mounted', { hint: 'add the row, or resume it with a profile that has it' })
+    }
     const mode = args.permissionMode ?? (args.resume ? undefined : settings.permissionMode)
     if (mode) ctx.permission.set(session, mode)
     else if (!session.last('permission/preset')) ctx.permission.set(session, ctx.permission.current(session).id)
