@@ -121,6 +121,8 @@ export class SshSubprocess implements SubprocessSeam {
         }, options.timeoutMs))
       }
       options.signal?.addEventListener('abort', onAbort, { once: true })
+      // aborted while the channel was being opened: the listener would never fire
+      if (options.signal?.aborted) onAbort()
     })
   }
 }

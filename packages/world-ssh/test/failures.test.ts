@@ -146,6 +146,17 @@ describe.skipIf(!CAN_RUN_SSHD)('ssh world against a real sshd: refusals and fail
     expect(readFileSync(ran, 'utf8')).toBe('x\n')
   })
 
+  test('an abort that lands while the exec channel is still opening still ends the process', async () => {
+    const world = await open(spec, 'abort-race')
+    const ws = workspaceOf(user)
+    const stop = new AbortController()
+    const running = world.subprocess.run(['sleep', '45.5'], { cwd: ws, signal: stop.signal, killGraceMs: 200 })
+    stop.abort() // before the channel exists
+    expect((await running).aborted).toBe(true)
+    for (let i = 0; i < 100 && processesOf(user.uid).some((p) => p.cmd === 'sleep 45.5'); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(processesOf(user.uid).some((p) => p.cmd === 'sleep 45.5')).toBe(false)
+  })
+
   test('a file write in flight when the connection drops fails typed and leaves the old content', async () => {
     const world = await open(spec, 'drop-fs')
     const ws = workspaceOf(user)
