@@ -37,11 +37,11 @@ describe.skipIf(!CAN_RUN_SSHD)('ssh world against a real sshd: refusals and fail
     sshd = await startSshd(2)
     user = sshd.users[0]!
     spec = { url: sshd.url(user, user.home), identity: sshd.identity, knownHosts: sshd.knownHosts }
-  })
+  }, 60_000)
   afterAll(async () => {
     for (const w of opened) await w.close().catch(() => undefined)
     await sshd?.stop()
-  })
+  }, 60_000)
 
   test('a changed host key is refused, naming both fingerprints', async () => {
     const other = path.join(sshd.dir, 'other-host')
