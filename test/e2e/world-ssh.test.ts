@@ -67,6 +67,13 @@ describe.skipIf(!CAN_RUN_SSHD)('headless --world ssh://… (a real sshd on loopb
     expect(resumed.stdout).toBe('again\n')
   })
 
+  it('/status names the world and that the remote machine is the sandbox', async () => {
+    const result = await headless([...worldArgs(), '/status'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(new RegExp(`world\\s+${sshd.url(user, root).replace(/[.]/g, '\\.')} \\(the remote machine is the sandbox\\)`))
+    expect(result.stdout).toMatch(new RegExp(`workspace\\s+${root}`))
+  })
+
   it('a changed host key is refused with both fingerprints, before any model request', async () => {
     const other = join(tempDir('dsh-key-'), 'k')
     keygen(other)

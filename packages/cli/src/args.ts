@@ -17,6 +17,7 @@ export type Args =
   | { type: 'plugin'; profile?: string; action: 'add' | 'remove' | 'list'; packages: string[] }
   | { type: 'login'; provider: string }
   | { type: 'sessions'; profile?: string; json: boolean; workspace?: string }
+  | { type: 'batch'; profile?: string; argv: string[] }
 
 export const DEFAULT_PROFILE = 'headless'
 export const DEFAULT_PROVIDER = 'deepseek'
@@ -69,6 +70,7 @@ export function parseArgs(tokens: readonly string[]): Args {
       if (token === 'plugin' && !viaWeb && !viaSdk && !patches.length && !dump) return parsePlugin(tokens.slice(i + 1), profile)
       if (token === 'login' && profile === undefined && !patches.length && !dump) return parseLogin(tokens.slice(i + 1))
       if (token === 'sessions' && !viaWeb && !viaSdk && !patches.length && !dump) return parseSessions(tokens.slice(i + 1), profile)
+      if (token === 'batch' && !viaWeb && !viaSdk && !patches.length && !dump) return { type: 'batch', ...opt('profile', profile), argv: tokens.slice(i + 1) }
     }
     app.push(token)
   }

@@ -11,6 +11,8 @@ Usage:
   dsh login [--provider NAME]           store an API key (default provider: deepseek)
   dsh sessions [--json] [--workspace DIR] [--profile NAME]
                                         list stored sessions, newest first
+  dsh batch TASKS.jsonl [--hosts HOSTS.yaml] [--parallel N] [--out RESULTS.jsonl]
+                                        run many tasks at once (dsh batch --help)
   dsh --help | --version
 
 Launcher options (taken wherever they stand before \`--\`; every other argument

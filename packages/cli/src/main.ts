@@ -25,6 +25,9 @@ export async function main(args: Exclude<Args, { type: 'help' | 'version' | 'err
       case 'sessions':
         code = await (await import('./sessions.js')).listSessions(args, launch)
         break
+      case 'batch':
+        code = await (await import('./batch.js')).batch(args, launch)
+        break
     }
   } catch (error) {
     printError(io, error)

@@ -64,6 +64,7 @@ export class SshConnection {
   private connecting: Promise<Client> | undefined
   private sftpSession: Promise<SFTPWrapper> | undefined
   private readonly inFlight = new Set<(error: DshError) => void>()
+  private readonly lostListeners = new Set<(error: DshError) => void>()
   /** Remote process groups that were running when their connection dropped. */
   readonly orphans = new Set<number>()
   private closed = false
@@ -113,24 +114,46 @@ export class SshConnection {
     const error = this.lostError()
     for (const fail of [...this.inFlight]) fail(error)
     this.inFlight.clear()
+    for (const listener of [...this.lostListeners]) listener(error)
   }
 
   /** The live client, connecting (again) when there is none. */
   async ready(): Promise<Client> {
     if (this.closed) throw new DshError('WORLD_CLOSED', `the world ${formatTarget(this.target)} is closed`)
     if (this.client) return this.client
-    this.connecting ??= this.connect().then((client) => {
+    this.connecting ??= this.connect().then(async (client) => {
       this.client = client
       this.generation++
-      if (this.orphans.size) {
-        // kill what a dropped connection left running (best effort; a new operation, not a retry)
-        const groups = [...this.orphans]
-        this.orphans.clear()
-        client.exec(`kill -KILL ${groups.map((g) => `-${g}`).join(' ')} 2>/dev/null`, (err, ch) => { if (!err) ch.resume().end() })
-      }
+      await this.reap(client)
       return client
     }).finally(() => { this.connecting = undefined })
     return this.connecting
+  }
+
+  /** Kills (best effort, bounded) the groups a dropped connection left running: a new operation, not a retry. */
+  private async reap(client: Client): Promise<void> {
+    if (!this.orphans.size) return
+    const groups = [...this.orphans]
+    this.orphans.clear()
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5000)
+      client.exec(`kill -KILL ${groups.map((g) => `-${g}`).join(' ')} 2>/dev/null; true`, (err, ch) => {
+        if (err) return resolve()
+        ch.on('close', () => { clearTimeout(timer); resolve() }).resume().end()
+        ch.stderr.resume()
+      })
+    })
+  }
+
+  /** Reconnects only to kill what a dropped connection left running (used when a world closes). */
+  async reapOrphans(): Promise<void> {
+    if (this.orphans.size && !this.closed) await this.ready().catch(() => undefined)
+  }
+
+  /** Called each time an open connection drops (not on `close()`). Returns the unsubscriber. */
+  onLost(listener: (error: DshError) => void): () => void {
+    this.lostListeners.add(listener)
+    return () => { this.lostListeners.delete(listener) }
   }
 
   /**

@@ -152,6 +152,12 @@ export class SshFs implements FsSeam {
     })
   }
 
+  /** `mkdir -p` with no policy check (for the operator's own setup, e.g. a batch task's root). */
+  async ensureDir(p: string): Promise<void> {
+    assertAbsolute(p)
+    await this.mkdirp(await this.sftp(), p)
+  }
+
   async mkdir(p: string, policy: ExecPolicy): Promise<void> {
     const target = await this.checkWrite(p, policy)
     await this.mkdirp(await this.sftp(), target)

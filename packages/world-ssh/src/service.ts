@@ -79,7 +79,7 @@ export class WorldService extends Service {
    * Moves `session` into `spec`'s world: connects and checks it (key, host key, login,
    * root), then logs `world/select`. The session's cwd must be the root or below it.
    */
-  async select(session: Session, spec: WorldSpec): Promise<SshWorld> {
+  async select(session: Session, spec: WorldSpec, options: { createRoot?: boolean } = {}): Promise<SshWorld> {
     const full = resolveSpec(spec)
     const root = parseWorldUrl(full.url).root
     if (!isInside(root, session.cwd)) {
@@ -88,7 +88,7 @@ export class WorldService extends Service {
       })
     }
     await this.release(session.id)
-    const opening = SshWorld.open(this.ctx, full, session.id, this.options)
+    const opening = SshWorld.open(this.ctx, full, session.id, this.options, options.createRoot)
     this.open_.set(session.id, opening)
     try {
       const world = await opening

@@ -26,6 +26,9 @@ export function killCommand(pgid: number, signal: 'TERM' | 'KILL'): string {
   return `kill -${signal} -${pgid} 2>/dev/null; true`
 }
 
+/** How long after the leader's exit the channel may take to close before leftovers are killed. */
+const LEFTOVER_WAIT_MS = 100
+
 export interface SshSubprocessOptions {
   killGraceMs: number
 }
@@ -99,11 +102,14 @@ export class SshSubprocess implements SubprocessSeam {
       channel.on('data', (chunk: Buffer) => options.onData?.(chunk))
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { code: typeof code === 'number' ? code : null, signal: signal ? (signal.startsWith('SIG') ? signal : `SIG${signal}`) : null }
-        // leftovers of the group (a background child) are ended with the leader
-        signalGroup('KILL')
+        // leftovers of the group end with the leader: at once when they hold the output open
+        // (no close follows); otherwise after the close, because a kill racing sshd's reaping
+        // of the leader can cost the exit status (seen about once in 150 runs)
+        timers.push(setTimeout(() => signalGroup('KILL'), LEFTOVER_WAIT_MS))
       })
       channel.on('close', () => {
         if (settled) return
+        if (exit) signalGroup('KILL')
         cleanup()
         resolve({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut, aborted })
       })
@@ -115,6 +121,8 @@ export class SshSubprocess implements SubprocessSeam {
         }, options.timeoutMs))
       }
       options.signal?.addEventListener('abort', onAbort, { once: true })
+      // aborted while the channel was being opened: the listener would never fire
+      if (options.signal?.aborted) onAbort()
     })
   }
 }

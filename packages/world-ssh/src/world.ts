@@ -68,13 +68,14 @@ export class SshWorld implements World {
     return { ...policy, writableRoots: roots, ...(local ? { tmpRoot: this.tmp } : {}) }
   }
 
-  static async open(ctx: Context, spec: WorldSpec, key: string, options: WorldOptions = DEFAULT_WORLD_OPTIONS): Promise<SshWorld> {
+  /** Connects and checks the world; `createRoot` makes a missing root (mkdir -p) instead of refusing it. */
+  static async open(ctx: Context, spec: WorldSpec, key: string, options: WorldOptions = DEFAULT_WORLD_OPTIONS, createRoot = false): Promise<SshWorld> {
     const full = resolveSpec(spec)
     const target = parseWorldUrl(full.url)
     const conn = new SshConnection({ target, identity: full.identity, knownHosts: full.knownHosts, keepaliveMs: options.keepaliveMs, readyTimeoutMs: options.readyTimeoutMs })
     const world = new SshWorld(full, conn, options)
     try {
-      await world.start(ctx, key)
+      await world.start(ctx, key, createRoot)
     } catch (error) {
       conn.close()
       throw error
@@ -82,10 +83,11 @@ export class SshWorld implements World {
     return world
   }
 
-  private async start(ctx: Context, key: string): Promise<void> {
+  private async start(ctx: Context, key: string, createRoot: boolean): Promise<void> {
     const sftp = await this.conn.sftp()
     const home = await new Promise<string>((resolve, reject) => sftp.realpath('.', (e, p) => (e ? reject(e) : resolve(p))))
     const fs = new SshFs(this.conn, home, (p) => this.policy(p))
+    if (createRoot) await fs.ensureDir(this.target.root)
     const root = await fs.stat(this.target.root)
     if (root?.type !== 'directory') {
       throw new DshError('WORLD_ROOT_MISSING', `${this.id}: the root ${this.target.root} ${root ? 'is not a directory' : 'does not exist'} on the remote`, {
@@ -120,6 +122,7 @@ export class SshWorld implements World {
   async close(): Promise<void> {
     await this.shell?.killAll().catch(() => undefined)
     await this.fiber?.dispose()
+    await this.conn.reapOrphans()
     if (this.tmp) await this.conn.fire(`rm -rf ${shq(this.tmp)}`).catch(() => undefined)
     this.conn.close()
   }

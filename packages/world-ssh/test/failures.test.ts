@@ -37,11 +37,11 @@ describe.skipIf(!CAN_RUN_SSHD)('ssh world against a real sshd: refusals and fail
     sshd = await startSshd(2)
     user = sshd.users[0]!
     spec = { url: sshd.url(user, user.home), identity: sshd.identity, knownHosts: sshd.knownHosts }
-  })
+  }, 60_000)
   afterAll(async () => {
     for (const w of opened) await w.close().catch(() => undefined)
     await sshd?.stop()
-  })
+  }, 60_000)
 
   test('a changed host key is refused, naming both fingerprints', async () => {
     const other = path.join(sshd.dir, 'other-host')
@@ -144,6 +144,17 @@ describe.skipIf(!CAN_RUN_SSHD)('ssh world against a real sshd: refusals and fail
     for (let i = 0; i < 200 && processesOf(user.uid).some((p) => p.cmd === 'sleep 42.5'); i++) await new Promise((r2) => setTimeout(r2, 20))
     expect(processesOf(user.uid).some((p) => p.cmd === 'sleep 42.5')).toBe(false)
     expect(readFileSync(ran, 'utf8')).toBe('x\n')
+  })
+
+  test('an abort that lands while the exec channel is still opening still ends the process', async () => {
+    const world = await open(spec, 'abort-race')
+    const ws = workspaceOf(user)
+    const stop = new AbortController()
+    const running = world.subprocess.run(['sleep', '45.5'], { cwd: ws, signal: stop.signal, killGraceMs: 200 })
+    stop.abort() // before the channel exists
+    expect((await running).aborted).toBe(true)
+    for (let i = 0; i < 100 && processesOf(user.uid).some((p) => p.cmd === 'sleep 45.5'); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(processesOf(user.uid).some((p) => p.cmd === 'sleep 45.5')).toBe(false)
   })
 
   test('a file write in flight when the connection drops fails typed and leaves the old content', async () => {

@@ -57,6 +57,7 @@ export function statusCommand(ctx: Context): CommandSpec {
       const presets = ctx.get('presets') as PresetService | undefined
       const plan = ctx.get('plan') as PlanMode | undefined
       const mcp = ctx.get('mcp') as { statusLines(sessionId: string): string[] } | undefined
+      const worlds = ctx.get('worlds') as { describe(session: unknown): string | undefined } | undefined
       return {
         reply: formatStatus({
           sessionId: session.id, title: latestTitle(session.events), cwd: session.cwd,
@@ -64,6 +65,7 @@ export function statusCommand(ctx: Context): CommandSpec {
           agentPreset: presets?.current(session).id,
           permissionPreset: ctx.permission.current(session).id,
           planMode: plan?.active(session),
+          world: worlds?.describe(session),
           context: contextUse(session.events, session.deriveMessages(), window),
           mcp: mcp?.statusLines(session.id),
         }),

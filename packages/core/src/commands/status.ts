@@ -60,6 +60,8 @@ export interface StatusInfo {
   permissionPreset: string
   /** Plan mode state (absent when plan mode is not mounted). */
   planMode?: boolean | undefined
+  /** The session's remote execution world (`ssh://…`), absent for the local one. */
+  world?: string | undefined
   context: ContextUse
   /** One line per MCP server the session sees (absent when MCP is not mounted). */
   mcp?: readonly string[] | undefined
@@ -70,6 +72,7 @@ export function formatStatus(info: StatusInfo): string {
   const rows: [string, string][] = [
     ['session', info.title ? `${info.sessionId} — ${info.title}` : info.sessionId],
     ['workspace', info.cwd],
+    ...(info.world ? [['world', `${info.world} (the remote machine is the sandbox)`] as [string, string]] : []),
     ['model', `${info.provider}:${info.model}${info.reasoningEffort ? ` (effort ${info.reasoningEffort})` : ''}`],
   ]
   if (info.agentPreset !== undefined) rows.push(['agent', info.agentPreset])
