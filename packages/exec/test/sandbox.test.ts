@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import { isDshError } from '@dsh/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { unixSocketFilter, unixSocketFilterFile } from '../src/sandbox/seccomp.js'
 import { Bubblewrap } from '../src/sandbox/bubblewrap.js'
 import { candidates } from '../src/plugins/sandbox.js'
 import { cleanupDirs, execTree, policyFor, tempDir } from './helpers.js'
@@ -30,11 +31,15 @@ async function sh(script: string, policy = policyFor('workspace-write', ws, tmp)
 describe('bubblewrap mechanism', () => {
   it('builds the documented argv for each mode', () => {
     const bw = new Bubblewrap('bwrap')
-    const common = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
+    const filter = unixSocketFilterFile()!
+    // /bin/sh opens the seccomp filter as fd 3, then execs bwrap
+    const common = ['/bin/sh', '-c', 'exec "$@" 3<"$0"', filter, 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
+    const seccomp = ['--seccomp', '3']
     expect(bw.wrap(['true'], { ...policyFor('read-only', ws, tmp), network: false }, ws))
-      .toEqual([...common, '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', ws, '--', 'true'])
+      .toEqual([...common, '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', ...seccomp, '--chdir', ws, '--', 'true'])
     expect(bw.wrap(['true'], policyFor('workspace-write', ws, tmp, ['/nonexistent-root']), '/'))
-      .toEqual([...common, '--bind', ws, ws, '--bind', tmp, tmp, '--unshare-all', '--share-net', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', '/', '--', 'true'])
+      .toEqual([...common, '--bind', ws, ws, '--bind', tmp, tmp, '--unshare-all', '--share-net', '--cap-drop', 'ALL', '--die-with-parent', ...seccomp, '--chdir', '/', '--', 'true'])
+    expect(readFileSync(filter)).toEqual(unixSocketFilter())
   })
 
   it('is chosen by the probe on this machine', async () => {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import type { ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
+import { unixSocketFilterFile } from './seccomp.js'
 import type { Confinement, SandboxMechanism } from './types.js'
 
 /**
@@ -18,6 +19,10 @@ import type { Confinement, SandboxMechanism } from './types.js'
  * passes them as `confine.readOnly`, bound read-only on top (a sandboxed command cannot
  * make new ones: link(2) across mounts is EXDEV). Symlinks out of the roots do not help:
  * their targets are read-only mounts.
+ *
+ * A seccomp filter (`seccomp.ts`) refuses `socket(AF_UNIX)`: path sockets outside the
+ * workspace are reachable through a read-only bind. bwrap reads it from fd 3, which a
+ * `/bin/sh` in front opens before it execs bwrap (`exec "$@" 3<FILE`).
  */
 export class Bubblewrap implements SandboxMechanism {
   readonly name = 'bubblewrap'
@@ -40,7 +45,10 @@ export class Bubblewrap implements SandboxMechanism {
     // after the writable binds, so files inside a writable root are covered too
     const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
     const masks = (confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file])
-    return [...this.base(policy), ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]
+    const filter = unixSocketFilterFile()
+    const seccomp = filter ? ['--seccomp', '3'] : []
+    const inner = [...this.base(policy), ...seccomp, ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]
+    return filter ? ['/bin/sh', '-c', 'exec "$@" 3<"$0"', filter, ...inner] : inner
   }
 
   async probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }> {
