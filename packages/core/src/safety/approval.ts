@@ -29,8 +29,6 @@ export class ApprovalService extends Service {
   /** null: this session (and its subagents) has an owner that cannot answer: reject, never the fallback. */
   private readonly perSession = new Map<string, Answerer | null>()
   private readonly counter = { n: 0 }
-  /** Per session: the allow-always scopes in its events [0, upto). The log is append-only. */
-  private readonly always = new WeakMap<Session, { upto: number; scopes: Set<string> }>()
 
   constructor(ctx: Context) {
     super(ctx, 'approval')
@@ -83,17 +81,12 @@ export class ApprovalService extends Service {
 
   /** Whether an allow-always decision in this session covers the scope key. */
   remembered(session: Session, key: string): boolean {
-    let seen = this.always.get(session)
-    if (!seen) this.always.set(session, seen = { upto: 0, scopes: new Set() })
-    const events = session.events
-    // only the events appended since the last call are read: a step's cost stays flat
-    for (; seen.upto < events.length; seen.upto++) {
-      const event = events[seen.upto]!
+    for (const event of session.events) {
       if (event.type !== 'approval/decision') continue
       const data = event.data as { outcome: ApprovalOutcome; scope?: string }
-      if (data.outcome === 'allow-always' && data.scope !== undefined) seen.scopes.add(data.scope)
+      if (data.outcome === 'allow-always' && data.scope === key) return true
     }
-    return seen.scopes.has(key)
+    return false
   }
 
   async request(session: Session, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
