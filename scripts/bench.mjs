@@ -23,12 +23,28 @@ const stepsScript = (calls) => [
   ...Array.from({ length: calls }, (_, i) => ({ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: `step ${i + 1}` } }] })),
   { text: 'done' },
 ]
-const agentCase = (name, calls, target, runs) => ({
-  name, args: ['--profile', 'headless', 'run the steps'], env: modelEnv, target, runs,
+/**
+ * Mean ms per step over the window of requests [from, to) of this run (request times are
+ * the mock's receipt times): the per-step cost "at step `from`", free of start-up.
+ */
+const stepWindows = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
+function stepCosts(requests) {
+  const out = {}
+  for (const [at, [from, to]] of Object.entries(stepWindows)) {
+    if (requests.length > to) out[at] = (requests[to].time - requests[from].time) / (to - from)
+  }
+  return out
+}
+const agentCase = (name, calls, target, runs, extraArgs = []) => ({
+  name, args: ['--profile', 'headless', ...extraArgs, 'run the steps'], env: modelEnv, target, runs,
   // long sessions need more steps per turn than the default bound
   setup: ({ home }) => writeFileSync(join(home, 'cordis.patch.yml'), '- id: agent\n  config: {maxSteps: 5000}\n'),
   beforeEach: () => { model.setScript(stepsScript(calls)); model.requests.length = 0 },
-  afterEach: (result) => { result.firstRequestBytes = Buffer.byteLength(JSON.stringify(model.requests[0]?.body ?? {})) },
+  afterEach: (result) => {
+    result.firstRequestBytes = Buffer.byteLength(JSON.stringify(model.requests[0]?.body ?? {}))
+    if (model.requests[0]) result.firstRequestMs = model.requests[0].time - result.startedAt
+    result.stepMs = stepCosts(model.requests)
+  },
 })
 
 export const CASES = [
@@ -38,7 +54,9 @@ export const CASES = [
   agentCase('headless one-shot, 3 tool calls', 3, '≤ 500 ms, ≤ 100 MB'),
   agentCase('headless 20 steps', 19),
   agentCase('headless 200 steps', 199, undefined, 5),
-  agentCase('headless 1000 steps', 999, undefined, 3),
+  agentCase('headless 1000 steps', 999, '≤ 12 ms/step, flat', 3),
+  // the default headless mode runs bash in bubblewrap; this is the same without it
+  agentCase('headless 200 steps, no sandbox', 199, undefined, 5, ['--permission-mode', 'danger-full-access']),
 ]
 
 const runsArg = process.argv.indexOf('--runs')
@@ -70,6 +88,7 @@ function treeRssKb(pid) {
 function once(args, env, scratch) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint()
+    const startedAt = Date.now()
     const rssFile = join(scratch, 'rss')
     const child = TIME
       ? spawn(TIME, ['-f', '%M', '-o', rssFile, process.execPath, dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -92,7 +111,7 @@ function once(args, env, scratch) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       clearInterval(poll)
       if (TIME) peak = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1))
-      resolve({ ms, rssKb: peak, treeKb: Math.max(treePeak, peak), code, stderr })
+      resolve({ ms, startedAt, rssKb: peak, treeKb: Math.max(treePeak, peak), code, stderr })
     })
   })
 }
@@ -129,8 +148,16 @@ async function bench(c) {
     const runs = []
     const n = c.runs ?? RUNS
     for (let i = 0; i < n; i++) runs.push(await run())
+    const firsts = runs.map((r) => r.firstRequestMs).filter((v) => v !== undefined)
+    const stepMs = {}
+    for (const at of Object.keys(stepWindows)) {
+      const v = runs.map((r) => r.stepMs?.[at]).filter((x) => x !== undefined)
+      if (v.length) stepMs[at] = stats(v)
+    }
     return {
       name: c.name, runs: n, target: c.target ?? null,
+      ...(firsts.length ? { firstRequestMs: stats(firsts) } : {}),
+      ...(Object.keys(stepMs).length ? { stepMs } : {}),
       ...(warm.firstRequestBytes ? { firstRequestBytes: warm.firstRequestBytes } : {}),
       wallMs: { median: round(median(runs.map((r) => r.ms))), min: round(Math.min(...runs.map((r) => r.ms))), max: round(Math.max(...runs.map((r) => r.ms))) },
       peakRssMb: { median: round(median(runs.map((r) => r.rssKb)) / 1024), max: round(Math.max(...runs.map((r) => r.rssKb)) / 1024) },
@@ -140,6 +167,10 @@ async function bench(c) {
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
+}
+
+function stats(values) {
+  return { median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) }
 }
 
 function round(n) {
@@ -169,12 +200,17 @@ const loadDerive = await new Promise((resolve, reject) => {
   child.on('close', () => resolve(JSON.parse(out.trim().split('\n').at(-1))))
 })
 
-const rows = [['case', 'wall median', 'min', 'max', 'peak RSS (dsh)', 'peak RSS (tree)', 'target', 'failures'],
-  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, `${r.peakRssMb.median} MB`, `${r.peakTreeRssMb.median} MB`, r.target ?? '', String(r.failures)])]
+const range = (s) => (s ? `${s.median} (${s.min}–${s.max})` : '')
+const rows = [['case', 'wall median', 'min', 'max', 'start→1st request ms', 'peak RSS (dsh)', 'peak RSS (tree)', 'target', 'failures'],
+  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, range(r.firstRequestMs), `${r.peakRssMb.median} MB`, `${r.peakTreeRssMb.median} MB`, r.target ?? '', String(r.failures)])]
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i])).join('  '))
 
 console.log(`\nper extra tool step (median slope): 20→200: ${perStep['20→200']} ms, 200→1000: ${perStep['200→1000']} ms (target ≤ 15 ms, flat)`)
+for (const r of results) {
+  if (!r.stepMs) continue
+  console.log(`ms per step in ${r.name}, median (min–max): ${Object.entries(r.stepMs).map(([at, v]) => `at ${at}: ${range(v)}`).join(', ')}`)
+}
 console.log(`first model request (one-shot): ${byName['headless one-shot, 3 tool calls']?.firstRequestBytes} bytes (target ≤ 12 KB)`)
 console.log(`load + derive ${loadDerive.events} events: median ${loadDerive.medianMs} ms (target ≤ 300 ms)`)
 

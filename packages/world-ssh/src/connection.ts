@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { DshError } from '@dsh/protocol'
-import ssh2, { type Client, type ClientChannel, type SFTPWrapper } from 'ssh2'
+import type { Client, ClientChannel, SFTPWrapper } from 'ssh2'
 import { keysFor, readKnownHosts, verifyHostKey, type HostKeyVerdict } from './known-hosts.js'
 import { formatTarget, type WorldTarget } from './url.js'
 
-// ssh2 is CommonJS: Node's ESM loader sees no named exports
-const { Client: SshClient, utils } = ssh2
+type Ssh2 = typeof import('ssh2')
+let loaded: Ssh2 | undefined
+/**
+ * ssh2 (CommonJS, ~90 modules) is required on first use, not at import: every profile
+ * that mounts the ssh world would otherwise pay its load at start-up (decision 0051).
+ */
+function ssh2(): Ssh2 {
+  return (loaded ??= createRequire(import.meta.url)('ssh2') as Ssh2)
+}
 
 export interface ConnectionOptions {
   target: WorldTarget
@@ -26,7 +34,7 @@ export function readIdentity(file: string): Buffer {
     const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not readable' : `cannot be read (${code ?? (error as Error).message})`
     throw new DshError('WORLD_IDENTITY', `the identity file ${file} ${why}`, { cause: error, hint: 'pass --identity FILE (an unencrypted OpenSSH private key)' })
   }
-  const parsed = utils.parseKey(data)
+  const parsed = ssh2().utils.parseKey(data)
   if (parsed instanceof Error) {
     if (/passphrase/i.test(parsed.message)) {
       throw new DshError('WORLD_IDENTITY_PASSPHRASE', `the identity file ${file} is protected by a passphrase, and dsh uses no agent and asks for no passphrase`, {
@@ -85,7 +93,7 @@ export class SshConnection {
     const { target: t, knownHosts } = this.options
     const entries = keysFor(readKnownHosts(knownHosts), t.host, t.port)
     let verdict: HostKeyVerdict | undefined
-    const client = new SshClient()
+    const client = new (ssh2().Client)()
     await new Promise<void>((resolve, reject) => {
       client.once('ready', () => resolve())
       client.once('error', (error) => reject(connectError(error, t, verdict)))
