@@ -5,7 +5,7 @@ import type { Session } from '@dsh/core'
 import { DshError, type ReasoningEffort } from '@dsh/protocol'
 import { requireCredentials } from './auth.js'
 import type { AcpConnection } from './connection.js'
-import { agentOptions, defaultProvider } from './defaults.js'
+import { agentOptions, defaultProvider, newSessionMode } from './defaults.js'
 import {
   AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
 } from './config.js'
@@ -118,12 +118,12 @@ export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Pr
   const cwd = directory(p.cwd, 'cwd')
   const dirs = rootsOf(p.additionalDirectories)
   const specs = mcpSpecs(p.mcpServers)
+  const mode = newSessionMode(b, cwd)
   requireCredentials(b, defaultProvider(b))
   const session = await b.ctx.sessions.create({ cwd })
   let state: SessionState
   try {
-    const mode = b.options.defaults.permissionMode ?? b.ctx.settings.get().permissionMode
-    b.ctx.permission.set(session, mode && b.ctx.permission.presets().some((x) => x.id === mode) ? mode : b.ctx.permission.current(session).id)
+    b.ctx.permission.set(session, mode)
     state = adopt(b, session, true)
     setRoots(state, dirs)
     await mountMcp(b, state, specs)
