@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { Session } from '@dsh/core'
-import { DshError, type ReasoningEffort } from '@dsh/protocol'
+import { DshError, type ApprovalRequest, type ReasoningEffort } from '@dsh/protocol'
 import { requireCredentials } from './auth.js'
 import type { AcpConnection } from './connection.js'
 import { agentOptions, defaultProvider, newSessionMode } from './defaults.js'
@@ -10,6 +10,7 @@ import {
   AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
 } from './config.js'
 import { invalidParams, sessionNotFound } from './errors.js'
+import { askPermission } from './permission.js'
 import { forkCut, parseForkMeta } from './fork.js'
 import { replayUpdates, titleOf } from './history.js'
 import { TurnQueue } from './queue.js'
@@ -30,6 +31,22 @@ function directory(path: string, field: string): string {
   return path
 }
 
+/**
+ * A subagent's question as its owner's client sees it: attached to the `task` call of the
+ * subagent chain's topmost session below `ownerId` (the card the editor shows).
+ */
+function viaParentCall(b: AcpConnection, asking: Session, ownerId: string, request: ApprovalRequest & { id: string }): ApprovalRequest & { id: string } {
+  let asked = request
+  let target: Session | undefined = asking
+  for (let depth = 0; target && target.id !== ownerId && depth < 32; depth++) {
+    const parent = target.header.parent
+    if (!parent || parent.fork) break
+    if (parent.callId) asked = { ...asked, callId: parent.callId }
+    target = b.ctx.sessions.get(parent.id)
+  }
+  return asked
+}
+
 /** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */
 function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState {
   b.owners.claim(session.id, b)
@@ -38,7 +55,10 @@ function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState
   const state: SessionState = {
     id: session.id, session, agent, wire, live: new SessionProjector(wire, b.presenter, 'live'),
     turn: undefined, queue: new TurnQueue(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
+    unanswer: () => undefined,
   }
+  // this session's questions (and its subagents') come to this connection, never through a process-wide answerer
+  state.unanswer = b.ctx.approval.setSessionAnswerer(session.id, (asking, request, signal) => askPermission(b, state, viaParentCall(b, asking, state.id, request), signal))
   b.sessions.set(state)
   return state
 }
@@ -139,6 +159,7 @@ export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Pr
 async function dropState(b: AcpConnection, session: Session): Promise<void> {
   const state = b.sessions.get(session.id)
   if (state?.session === session && b.sessions.drop(state)) {
+    state.unanswer()
     b.ctx.agents.remove(session.id)
     await b.ctx.get('mcp')?.unmountSession(session.id)
     b.owners.release(session.id, b)
@@ -212,6 +233,7 @@ async function shutDown(b: AcpConnection, state: SessionState, waitMs: number | 
   let timer: NodeJS.Timeout | undefined
   await Promise.race([state.agent.idle(), ...(waitMs === undefined ? [] : [new Promise<void>((r) => { timer = setTimeout(r, waitMs) })])])
   clearTimeout(timer)
+  state.unanswer()
   b.ctx.agents.remove(state.id)
   await b.ctx.get('mcp')?.unmountSession(state.id)
   await state.session.close()
