@@ -24,14 +24,14 @@ export function defaultProvider(b: AcpConnection): string {
 }
 
 /**
- * The permission preset of a new session and the host's creation-time check: a flag,
+ * The permission preset of a new session and the host's creation-time check: explicit, a flag,
  * else settings.yaml, else the permission row's default; a settings value that names no
  * preset is INVALID_SETTING, and the preset must accept the workspace (UNSAFE_WORKSPACE,
  * e.g. "/" under workspace-write) — refused before anything exists, as in headless.
  */
-export function newSessionMode(b: AcpConnection, cwd: string): string {
+export function newSessionMode(b: AcpConnection, cwd: string, explicit?: string): string {
   const { permission, settings } = b.ctx
-  const flag = b.options.defaults.permissionMode
+  const flag = explicit ?? b.options.defaults.permissionMode
   const mode = flag ?? settings.get().permissionMode ?? permission.defaultId
   try {
     permission.preset(mode)

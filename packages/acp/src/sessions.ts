@@ -134,11 +134,12 @@ function describe(b: AcpConnection, state: SessionState): { modes: acp.SessionMo
   return { modes: modesOf(b, state), configOptions: configOptionsOf(b, state) }
 }
 
-export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
+/** `session/new`; `permissionMode` (a preset id) replaces the flag/settings default (`/clear` keeps the source session's). */
+export async function newSession(b: AcpConnection, p: acp.NewSessionRequest, permissionMode?: string): Promise<acp.NewSessionResponse> {
   const cwd = directory(p.cwd, 'cwd')
   const dirs = rootsOf(p.additionalDirectories)
   const specs = mcpSpecs(p.mcpServers)
-  const mode = newSessionMode(b, cwd)
+  const mode = newSessionMode(b, cwd, permissionMode)
   requireCredentials(b, defaultProvider(b))
   const session = await b.ctx.sessions.create({ cwd })
   let state: SessionState
