@@ -1,11 +1,9 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { Service, type Context } from '@deepseek-ai/cordis'
-import type { Session } from '@dsh/core'
-import { DshError, type ApprovalOutcome, type ApprovalRequest, type SessionHeader } from '@dsh/protocol'
+import { DshError } from '@dsh/protocol'
 import type { AcpDefaults } from './args.js'
 import { Bridge } from './bridge.js'
 import type { AcpConnection, SessionOwners } from './connection.js'
-import { askPermission } from './permission.js'
 
 declare module '@deepseek-ai/cordis' {
   interface Context { acpServer: AcpServer }
@@ -36,8 +34,9 @@ export interface AcpConnectionHandle {
  * `ctx.acpServer`: the ACP server, transport-agnostic. `connect(stream)` serves one
  * client over a JSON-RPC message stream (ndJsonStream for stdio, or any other
  * transport); each connection has its own bridge. Across connections a session is
- * open on one at a time. The server answers the tree's approval questions by routing
- * them to the connection that owns the session (`session/request_permission`).
+ * open on one at a time. Each session's approval questions (and its subagents') go to
+ * the connection that owns it (`session/request_permission`), registered per session
+ * (`ctx.approval.setSessionAnswerer`), so other surfaces in the tree keep their own.
  * Note: cordis hands callers a derived object, so state lives in containers made by
  * the constructor and the plugin's own context is kept in `home`.
  */
@@ -64,7 +63,6 @@ export class AcpServer extends Service {
         if (this.owners.get(sessionId) === bridge) this.owners.delete(sessionId)
       },
     }
-    ctx.effect(() => ctx.approval.setAnswerer((session, request, signal) => this.answer(session, request, signal)), 'acp: approval answerer')
     ctx.effect(() => () => Promise.allSettled([...this.bridges].map((bridge) => bridge.close())), 'acp: close connections')
   }
 
@@ -79,25 +77,5 @@ export class AcpServer extends Service {
     bridge.connect(stream)
     const closed = bridge.closed.then(() => bridge.close()).finally(() => this.bridges.delete(bridge))
     return { closed, close: () => bridge.close().then(() => closed) }
-  }
-
-  /**
-   * Asks the connection that owns the session. A subagent's session is owned by nobody:
-   * its question goes up the parent chain to the session the user is looking at, attached
-   * to the parent's `task` call (the card the editor shows).
-   */
-  private answer(session: Session, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
-    let target: Session | undefined = session
-    let asked = request
-    while (target && !this.owners.has(target.id)) {
-      const parent: SessionHeader['parent'] = target.header.parent
-      if (!parent || parent.fork) return Promise.resolve('reject')
-      asked = { ...asked, ...(parent.callId ? { callId: parent.callId } : {}) }
-      target = this.home.sessions.get(parent.id)
-    }
-    const bridge = target && this.owners.get(target.id)
-    const state = target && bridge?.sessions.get(target.id)
-    if (!bridge || !state) return Promise.resolve('reject')
-    return askPermission(bridge, state, asked, signal)
   }
 }

@@ -2,14 +2,15 @@ import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { Session } from '@dsh/core'
-import { DshError, type ReasoningEffort } from '@dsh/protocol'
+import { DshError, type ApprovalRequest, type ReasoningEffort } from '@dsh/protocol'
 import { requireCredentials } from './auth.js'
 import type { AcpConnection } from './connection.js'
-import { agentOptions, defaultProvider } from './defaults.js'
+import { agentOptions, defaultProvider, newSessionMode } from './defaults.js'
 import {
   AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
 } from './config.js'
 import { invalidParams, sessionNotFound } from './errors.js'
+import { askPermission } from './permission.js'
 import { forkCut, parseForkMeta } from './fork.js'
 import { replayUpdates, titleOf } from './history.js'
 import { TurnQueue } from './queue.js'
@@ -30,6 +31,22 @@ function directory(path: string, field: string): string {
   return path
 }
 
+/**
+ * A subagent's question as its owner's client sees it: attached to the `task` call of the
+ * subagent chain's topmost session below `ownerId` (the card the editor shows).
+ */
+function viaParentCall(b: AcpConnection, asking: Session, ownerId: string, request: ApprovalRequest & { id: string }): ApprovalRequest & { id: string } {
+  let asked = request
+  let target: Session | undefined = asking
+  for (let depth = 0; target && target.id !== ownerId && depth < 32; depth++) {
+    const parent = target.header.parent
+    if (!parent || parent.fork) break
+    if (parent.callId) asked = { ...asked, callId: parent.callId }
+    target = b.ctx.sessions.get(parent.id)
+  }
+  return asked
+}
+
 /** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */
 function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState {
   b.owners.claim(session.id, b)
@@ -38,7 +55,10 @@ function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState
   const state: SessionState = {
     id: session.id, session, agent, wire, live: new SessionProjector(wire, b.presenter, 'live'),
     turn: undefined, queue: new TurnQueue(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
+    unanswer: () => undefined,
   }
+  // this session's questions (and its subagents') come to this connection, never through a process-wide answerer
+  state.unanswer = b.ctx.approval.setSessionAnswerer(session.id, (asking, request, signal) => askPermission(b, state, viaParentCall(b, asking, state.id, request), signal))
   b.sessions.set(state)
   return state
 }
@@ -114,16 +134,17 @@ function describe(b: AcpConnection, state: SessionState): { modes: acp.SessionMo
   return { modes: modesOf(b, state), configOptions: configOptionsOf(b, state) }
 }
 
-export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
+/** `session/new`; `permissionMode` (a preset id) replaces the flag/settings default (`/clear` keeps the source session's). */
+export async function newSession(b: AcpConnection, p: acp.NewSessionRequest, permissionMode?: string): Promise<acp.NewSessionResponse> {
   const cwd = directory(p.cwd, 'cwd')
   const dirs = rootsOf(p.additionalDirectories)
   const specs = mcpSpecs(p.mcpServers)
+  const mode = newSessionMode(b, cwd, permissionMode)
   requireCredentials(b, defaultProvider(b))
   const session = await b.ctx.sessions.create({ cwd })
   let state: SessionState
   try {
-    const mode = b.options.defaults.permissionMode ?? b.ctx.settings.get().permissionMode
-    b.ctx.permission.set(session, mode && b.ctx.permission.presets().some((x) => x.id === mode) ? mode : b.ctx.permission.current(session).id)
+    b.ctx.permission.set(session, mode)
     state = adopt(b, session, true)
     setRoots(state, dirs)
     await mountMcp(b, state, specs)
@@ -139,6 +160,7 @@ export async function newSession(b: AcpConnection, p: acp.NewSessionRequest): Pr
 async function dropState(b: AcpConnection, session: Session): Promise<void> {
   const state = b.sessions.get(session.id)
   if (state?.session === session && b.sessions.drop(state)) {
+    state.unanswer()
     b.ctx.agents.remove(session.id)
     await b.ctx.get('mcp')?.unmountSession(session.id)
     b.owners.release(session.id, b)
@@ -212,6 +234,7 @@ async function shutDown(b: AcpConnection, state: SessionState, waitMs: number | 
   let timer: NodeJS.Timeout | undefined
   await Promise.race([state.agent.idle(), ...(waitMs === undefined ? [] : [new Promise<void>((r) => { timer = setTimeout(r, waitMs) })])])
   clearTimeout(timer)
+  state.unanswer()
   b.ctx.agents.remove(state.id)
   await b.ctx.get('mcp')?.unmountSession(state.id)
   await state.session.close()

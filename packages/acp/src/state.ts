@@ -25,6 +25,8 @@ export interface SessionState {
   /** Live output not sent yet, per call (coalesced). */
   readonly pendingOutput: Map<string, string>
   outputTimer: NodeJS.Timeout | undefined
+  /** Unregisters this session's approval answerer (`ctx.approval.setSessionAnswerer`). */
+  unanswer: () => void
 }
 
 /** Whether updates of the running turn may reach the client. */

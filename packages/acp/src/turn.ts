@@ -4,7 +4,7 @@ import { authMethods, requireCredentials } from './auth.js'
 import type { AcpConnection } from './connection.js'
 import { authRequired } from './errors.js'
 import { PromptError, toUserContent } from './prompt.js'
-import { ensureSession, requireState } from './sessions.js'
+import { ensureSession, newSession, requireState } from './sessions.js'
 import { newTurn, type TurnToken } from './queue.js'
 import { turnOpen, type SessionState } from './state.js'
 import type { SteeringParams } from './steering.js'
@@ -54,9 +54,16 @@ export async function prompt(b: AcpConnection, p: acp.PromptRequest, requestId?:
       const controller = new AbortController()
       token.abort = controller
       const result = await commands.execute(state.session, state.agent, line, controller.signal)
-      const note = result.newSession ? '\n\nStart a new session in your editor to continue in a fresh one (this session stays on disk).' : ''
+      let note = ''
+      let newSessionId: string | undefined
+      if (result.newSession) {
+        // `/clear`: a new session in the same workspace and permission preset, open on this connection
+        const fresh = await newSession(b, { cwd: state.session.cwd, mcpServers: [] }, b.ctx.permission.current(state.session).id)
+        newSessionId = fresh.sessionId
+        note = `\n\nNew session: ${fresh.sessionId} (open it in your editor to continue there; this session stays on disk).`
+      }
       if (result.reply || note) say(b, state, token, `${result.reply ?? ''}${note}`)
-      if (!result.turn) return { stopReason: token.cancelled ? 'cancelled' : 'end_turn' }
+      if (!result.turn) return { stopReason: token.cancelled ? 'cancelled' : 'end_turn', ...(newSessionId ? { _meta: { newSessionId } } : {}) }
       return finishTurn(b, state, token, await settle(state, result.turn))
     })
   }
