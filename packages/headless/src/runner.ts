@@ -159,7 +159,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   if (!ctx.get('commands') || !ctx.get('presets')) await launcher.ready
   // the worlds row (optional) too, when a world may be involved: --world, a resumed session's
   // logged world, or settings.yaml's `world`; without it the host refuses rather than run locally
-  if ((args.world || args.resume || ctx.settings.get().world !== undefined) && !ctx.get('worlds')) await launcher.ready
+  if ((args.world || args.resume || (ctx.get('settings') as { get(): { world?: unknown } } | undefined)?.get().world !== undefined) && !ctx.get('worlds')) await launcher.ready
   const command = parseCommand(task)
   if (command) {
     const commands = ctx.get('commands') as CommandRegistry | undefined
