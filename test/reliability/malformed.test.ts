@@ -115,7 +115,7 @@ async function inProcessCarrier(): Promise<Carrier> {
 const CARRIERS: { name: string; start: () => Promise<Carrier>; frames: number; memory: boolean }[] = [
   { name: 'in process (ACP server)', start: inProcessCarrier, frames: scaled(20_000), memory: false },
   { name: 'stdio child: dsh --profile acp', start: stdioCarrier(['--profile', 'acp']), frames: scaled(2_000), memory: true },
-  // { name: 'stdio child: dsh sdk', start: stdioCarrier(['sdk']), frames: scaled(2_000), memory: true },
+  { name: 'stdio child: dsh sdk', start: stdioCarrier(['sdk']), frames: scaled(2_000), memory: true },
 ]
 
 async function until(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
