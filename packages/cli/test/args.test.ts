@@ -12,7 +12,6 @@ describe('parseArgs', () => {
     // --help after a profile: the launcher's help and the surface's (the token is passed on)
     [['--profile', 'headless', '--help'], { type: 'run', profile: 'headless', patches: [], argv: ['--help'], help: true }],
     [['--profile', 'headless', '-h'], { type: 'run', profile: 'headless', patches: [], argv: ['-h'], help: true }],
-    [['web', '--help'], { type: 'run', profile: 'web', patches: [], argv: ['--help'], help: true }],
     // launcher flags after a surface flag or the task are still the launcher's
     [['--profile', 'headless', '--json', '--patch', 'p.yml', 'task'], { type: 'run', profile: 'headless', patches: ['p.yml'], argv: ['--json', 'task'] }],
     [['--json', 'task', '--profile=acp', '--patch=q.yml'], { type: 'run', profile: 'acp', patches: ['q.yml'], argv: ['--json', 'task'] }],
