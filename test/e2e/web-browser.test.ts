@@ -287,7 +287,9 @@ describe('dsh web: questions, queue, settings, drain', () => {
     await page.getByTestId('danger-ack').check()
     await save.click()
     await page.getByTestId('settings-message').filter({ hasText: 'saved' }).waitFor()
-    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toContain('danger-full-access')
+    // the key's save said "saved" too: wait for the world (the file), not for the message
+    const settingsFile = join(home, 'settings.yaml')
+    await expect.poll(() => existsSync(settingsFile) ? readFileSync(settingsFile, 'utf8') : '', { timeout: 15_000 }).toContain('danger-full-access')
   })
 
   it('Ctrl-C drains: the running command is killed, the turn is closed in the log, exit 0', async () => {
