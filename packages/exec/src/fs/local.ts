@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Stats, promises as fsp } from 'node:fs'
+import { constants as fsConstants, type Stats, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
@@ -122,31 +122,69 @@ export class LocalFs extends Service implements FsSeam {
 
   write(p: string, data: string | Uint8Array, policy: ExecPolicy): Promise<FileStat> {
     return wrap(p, async () => {
-      const target = await this.checkWritePath(p, policy)
-      const dir = path.dirname(target)
-      await fsp.mkdir(dir, { recursive: true })
-      const existing = await fsp.stat(target).catch(() => null)
-      if (existing?.isDirectory()) throw new DshError('IS_DIRECTORY', `${p} is a directory; cannot write a file there.`)
-      const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.dsh-tmp`)
-      // 'wx': the temp name is fresh, so nothing (no link) can be written through.
-      const handle = await fsp.open(temp, 'wx', existing ? 0o600 : 0o666)
+      const checked = await this.checkWritePath(p, policy)
+      await fsp.mkdir(path.dirname(checked), { recursive: true })
+      // The checked directory is pinned (an fd) and every later step goes through it, so a
+      // directory swapped for a symlink after the check cannot redirect the write outside.
+      const pinned = await pinDirectory(path.dirname(checked), p)
       try {
-        try {
-          await handle.writeFile(data)
-          if (existing) {
-            await handle.chmod(existing.mode & 0o7777)
-            await handle.chown(existing.uid, existing.gid).catch(() => undefined)
-          }
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
-        await fsp.rename(temp, target)
-      } catch (error) {
-        await fsp.unlink(temp).catch(() => undefined)
-        throw error
+        return await this.writeIn(pinned.dir, path.basename(checked), p, data)
+      } finally {
+        await pinned.close()
       }
-      return toStat(await fsp.stat(target))
     })
   }
+
+  /** Writes `name` in `dir` atomically: a fresh temp file (fsynced), then a rename over the target. */
+  private async writeIn(dir: string, name: string, p: string, data: string | Uint8Array): Promise<FileStat> {
+    const target = path.join(dir, name)
+    const existing = await fsp.stat(target).catch(() => null)
+    if (existing?.isDirectory()) throw new DshError('IS_DIRECTORY', `${p} is a directory; cannot write a file there.`)
+    const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.dsh-tmp`)
+    // 'wx': the temp name is fresh, so nothing (no link) can be written through.
+    const handle = await fsp.open(temp, 'wx', existing ? 0o600 : 0o666)
+    try {
+      try {
+        await handle.writeFile(data)
+        if (existing) {
+          await handle.chmod(existing.mode & 0o7777)
+          await handle.chown(existing.uid, existing.gid).catch(() => undefined)
+        }
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await fsp.rename(temp, target)
+    } catch (error) {
+      await fsp.unlink(temp).catch(() => undefined)
+      throw error
+    }
+    return toStat(await fsp.stat(target))
+  }
+}
+
+/**
+ * Opens `dir` (no symlink as its last component) and checks, through /proc, that the
+ * opened directory is still `dir`: the path `/proc/self/fd/N` then names that directory
+ * whatever happens to the path later. PATH_DENIED when it moved (a symlink race). Without
+ * /proc (not Linux) the path itself is used.
+ */
+async function pinDirectory(dir: string, shown: string): Promise<{ dir: string; close(): Promise<void> }> {
+  if (process.platform !== 'linux') return { dir, close: async () => undefined }
+  const handle = await fsp.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ELOOP' || error.code === 'ENOTDIR') throw raced(shown)
+    throw error
+  })
+  const pinned = `/proc/self/fd/${handle.fd}`
+  if ((await fsp.readlink(pinned).catch(() => '')) !== dir) {
+    await handle.close()
+    throw raced(shown)
+  }
+  return { dir: pinned, close: () => handle.close() }
+}
+
+function raced(shown: string): DshError {
+  return new DshError('PATH_DENIED', `${shown}: a directory on its path changed while writing (a symlink swap); nothing was written`, {
+    hint: 'the path must stay inside the writable roots for the whole write',
+  })
 }
