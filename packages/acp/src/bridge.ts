@@ -18,6 +18,9 @@ import type { EventCards, Presenter } from './translate.js'
 /** How long closing a connection waits for its sessions to close (then the process's teardown kills the rest). */
 const CLOSE_WAIT_MS = 1500
 
+/** At most this many sessions' (and events per session) are kept from before their state exists. */
+const EARLY_MAX = 512
+
 /** Coalescing window for live command output. */
 const OUTPUT_FLUSH_MS = 40
 
@@ -44,6 +47,7 @@ export class Bridge implements AcpConnection {
   private closing: Promise<void> | undefined
 
   readonly host: HostConnection
+  private readonly early = new Map<string, [SessionEvent, EventCards | null][]>()
 
   constructor(readonly ctx: Context, readonly options: ConnectionOptions) {
     this.presenter = {
@@ -225,10 +229,26 @@ export class Bridge implements AcpConnection {
     this.send(state.id, update)
   }
 
+  /** Feeds a state just put into the table what the host sent of its session before (while it was created or opened). */
+  adopted(state: SessionState): void {
+    const early = this.early.get(state.id)
+    this.early.delete(state.id)
+    for (const [event, view] of early ?? []) this.onEvent(state.id, event, view)
+  }
+
   /** A durable event of a session open here (the host's `session/event`), in seq order, each once. */
   private onEvent(sessionId: string, event: SessionEvent, view: EventCards | null): void {
     const state = this.sessions.get(sessionId)
-    if (!state || state.closed) return
+    if (!state) {
+      // a session being created or opened on this connection: kept (bounded) until `adopted`
+      const list = this.early.get(sessionId) ?? []
+      if (list.length < EARLY_MAX) list.push([event, view])
+      this.early.delete(sessionId)
+      this.early.set(sessionId, list)
+      if (this.early.size > EARLY_MAX) this.early.delete(this.early.keys().next().value!)
+      return
+    }
+    if (state.closed) return
     state.lastSeq = event.seq
     if (event.type === 'tool/result') this.flushOutput(state, (event.data as { callId: string }).callId)
     const updates = state.live.push(event, view)

@@ -50,6 +50,8 @@ export interface AcpConnection {
   /** Runs `dispose` when the connection closes. */
   own(dispose: () => unknown): void
   debug(line: string): void
+  /** Feeds a state just put into the table what the host sent of its session before it existed. */
+  adopted(state: SessionState): void
   sendCommands(state: SessionState): void
   sendConfig(state: SessionState): void
   sendNotice(state: SessionState, level: string, message: string): void

@@ -35,6 +35,7 @@ function adopt(b: AcpConnection, detail: Detail): SessionState {
     lastSeq: detail.lastSeq, pendingOutput: new Map(), outputTimer: undefined, disposers: [], closed: false,
   }
   b.sessions.set(state)
+  b.adopted(state)
   return state
 }
 
