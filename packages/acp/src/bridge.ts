@@ -249,7 +249,6 @@ export class Bridge implements AcpConnection {
       return
     }
     if (state.closed) return
-    state.lastSeq = event.seq
     if (event.type === 'tool/result') this.flushOutput(state, (event.data as { callId: string }).callId)
     const updates = state.live.push(event, view)
     const data = event.data as Record<string, Json>

@@ -32,7 +32,7 @@ function adopt(b: AcpConnection, detail: Detail): SessionState {
     id: detail.id, cwd: detail.workspace, config: detail.config, title: detail.title ?? undefined, wire,
     live: new SessionProjector(wire, b.presenter, 'live'), turn: undefined, queue: new TurnQueue(), quiet: true,
     setupSeq: detail.lastSeq, setupNotices: [], status: detail.status, failure: undefined, changed: () => undefined,
-    lastSeq: detail.lastSeq, pendingOutput: new Map(), outputTimer: undefined, disposers: [], closed: false,
+    pendingOutput: new Map(), outputTimer: undefined, disposers: [], closed: false,
   }
   b.sessions.set(state)
   b.adopted(state)

@@ -40,8 +40,6 @@ export interface SessionState {
   failure: ErrorInfo | undefined
   /** Wakes whoever waits on this session's events or status (a turn's end). */
   changed: () => void
-  /** The seq of the latest event seen. */
-  lastSeq: number
   /** Live output not sent yet, per call (coalesced). */
   readonly pendingOutput: Map<string, string>
   outputTimer: NodeJS.Timeout | undefined
