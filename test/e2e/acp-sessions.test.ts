@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cleanEnv, DSH_BIN } from './helpers/dsh.js'
+import { readSessionFile } from './helpers/session-file.js'
 import { type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, startAcp, until, useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
@@ -61,7 +62,9 @@ describe('dsh --profile acp: sessions across processes', () => {
       expect.objectContaining({ sessionUpdate: 'tool_call_update', toolCallId: 'r2', status: 'completed' }),
       { sessionUpdate: 'agent_message_chunk', messageId: '1:3', content: { type: 'text', text: 'Two lines: x and y.' } },
     ])
-    expect(user.messageId).toMatch(/^u-\d+$/)
+    // the logged id of the user message (the host's prompt id)
+    const logged = readSessionFile(suite.setup.home, sessionId).events.find((e) => e.type === 'user/message')!
+    expect(user.messageId).toBe((logged.data as { id: string }).id)
   })
 
   it('list (cwd filter, paging, titles, updatedAt), resume without replay, fork whole and cut', async () => {

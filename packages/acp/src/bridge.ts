@@ -1,28 +1,35 @@
 import * as acp from '@agentclientprotocol/sdk/unstable'
 import type { Context } from '@deepseek-ai/cordis'
-import { presentCall, presentResult, type Agent, type Session, type ToolInvocation, type ToolOutcome, type ToolProgress, type TurnOutcome } from '@dsh/core'
-import type { Json, SessionEvent, Usage } from '@dsh/protocol'
+import { presentCall, presentResult, type ToolInvocation, type ToolOutcome } from '@dsh/core'
+import type { HostClient, HostConnection, NotificationParams } from '@dsh/host'
+import { DshError, type ErrorInfo, type Json, type SessionEvent, type Usage } from '@dsh/protocol'
 import { authMethods, authenticate, logout } from './auth.js'
 import { CancelEpochs } from './cancels.js'
-import type { AcpConnection, ConnectionOptions, SessionOwners } from './connection.js'
+import type { AcpConnection, ConnectionOptions } from './connection.js'
 import { toRequestError } from './errors.js'
+import { askPermission, askQuestions } from './permission.js'
 import { closeSession, configOptionsOf, forkSession, listSessions, newSession, openSession, setConfigOption, setMode } from './sessions.js'
 import { turnOpen, type SessionState } from './state.js'
 import { parseSteering, STEERING_METHOD, type SteeringParams } from './steering.js'
 import { SessionTable } from './table.js'
 import { cancel, prompt, steer } from './turn.js'
-import type { Presenter } from './translate.js'
+import type { EventCards, Presenter } from './translate.js'
 
-/** How long closing a connection waits for running turns to stop (then the host's teardown kills the rest). */
-const CLOSE_WAIT_MS = 800
+/** How long closing a connection waits for its sessions to close (then the process's teardown kills the rest). */
+const CLOSE_WAIT_MS = 1500
+
+/** At most this many sessions' (and events per session) are kept from before their state exists. */
+const EARLY_MAX = 512
 
 /** Coalescing window for live command output. */
 const OUTPUT_FLUSH_MS = 40
 
 /**
  * One ACP connection, composed: the SDK agent app over a stream (its readable tapped so
- * cancels apply in arrival order), the session table, the per-session turn queues
- * (in each SessionState), and the projection of session events to `session/update`.
+ * cancels apply in arrival order), a client of the host (`ctx.host.connect`: it owns the
+ * sessions, answers their approvals and questions), the session table, the per-session
+ * reply queues (in each SessionState), and the projection of the host's durable
+ * `session/event`s (with their views) and `session/output` to `session/update`.
  * Every outgoing notification goes through one ordered outbox, so a prompt's reply (sent
  * after `flush()`) follows every update of its turn. The request handlers see this
  * object only through `AcpConnection`; only the server imports this module.
@@ -39,10 +46,45 @@ export class Bridge implements AcpConnection {
   private readonly disposers: (() => void)[] = []
   private closing: Promise<void> | undefined
 
-  constructor(readonly ctx: Context, readonly owners: SessionOwners, readonly options: ConnectionOptions) {
+  readonly host: HostConnection
+  private readonly early = new Map<string, [SessionEvent, EventCards | null][]>()
+
+  constructor(readonly ctx: Context, readonly options: ConnectionOptions) {
     this.presenter = {
       call: (name, args) => presentCall(ctx.tools.get(name), name, args),
       result: (name, args, result) => presentResult(ctx.tools.get(name), args, result),
+    }
+    this.host = ctx.host.connect(this.hostClient())
+  }
+
+  /** This connection as the host's client: approvals and questions become permission requests; no client tools. */
+  private hostClient(): HostClient {
+    return {
+      name: 'acp',
+      capabilities: { approvals: true, questions: true, tools: false },
+      notify: (method, params) => {
+        if (method === 'session/event') {
+          const p = params as NotificationParams<'session/event'>
+          this.onEvent(p.sessionId, p.event as SessionEvent, p.view as EventCards | null)
+        } else if (method === 'session/status') {
+          const p = params as NotificationParams<'session/status'>
+          const state = this.sessions.get(p.sessionId)
+          if (!state) return
+          state.status = p.status
+          if (p.error) state.failure = p.error as ErrorInfo
+          state.changed()
+        } else if (method === 'session/output') {
+          const p = params as NotificationParams<'session/output'>
+          this.onProgress(p.sessionId, p.toolCallId, p.data)
+        }
+      },
+      request: (method, params, signal) => {
+        const state = this.sessions.get(params.sessionId)
+        if (!state) return Promise.reject(new DshError('SESSION_NOT_OPEN', `session ${params.sessionId} is not open on this ACP connection`))
+        if (method === 'approval/request') return askPermission(this, state, params as never, signal) as never
+        if (method === 'question/request') return askQuestions(this, state, params as never, signal) as never
+        return Promise.reject(new DshError('NOT_SUPPORTED', 'ACP clients define no tools'))
+      },
     }
   }
 
@@ -62,12 +104,7 @@ export class Bridge implements AcpConnection {
   connect(stream: acp.Stream): acp.AgentConnection {
     const { ctx } = this
     this.disposers.push(
-      ctx.on('session/event', (session: Session, event: SessionEvent) => this.onEvent(session, event)),
-      ctx.on('agent/tool-progress', (agent: Agent, callId: string, update: ToolProgress) => this.onProgress(agent, callId, update)),
-      ctx.on('agent/turn-end', (agent: Agent, outcome: TurnOutcome) => {
-        const state = this.sessions.get(agent.session.id)
-        if (state?.agent === agent) state.lastOutcome = outcome
-      }),
+      // the body starts (after approval and guards): `in_progress` (not a session event)
       ctx.on('tools/execute', async (call: ToolInvocation, next: () => Promise<ToolOutcome>) => {
         const state = this.sessions.get(call.sessionId)
         if (state && turnOpen(state)) for (const update of state.live.started(call.callId)) this.sendTurn(state, update)
@@ -192,13 +229,36 @@ export class Bridge implements AcpConnection {
     this.send(state.id, update)
   }
 
-  private onEvent(session: Session, event: SessionEvent): void {
-    const state = this.sessions.get(session.id)
-    if (!state || state.session !== session) return
+  /** Feeds a state just put into the table what the host sent of its session before (while it was created or opened). */
+  adopted(state: SessionState): void {
+    const early = this.early.get(state.id)
+    this.early.delete(state.id)
+    for (const [event, view] of early ?? []) this.onEvent(state.id, event, view)
+  }
+
+  /** A durable event of a session open here (the host's `session/event`), in seq order, each once. */
+  private onEvent(sessionId: string, event: SessionEvent, view: EventCards | null): void {
+    const state = this.sessions.get(sessionId)
+    if (!state) {
+      // a session being created or opened on this connection: kept (bounded) until `adopted`
+      const list = this.early.get(sessionId) ?? []
+      if (list.length < EARLY_MAX) list.push([event, view])
+      this.early.delete(sessionId)
+      this.early.set(sessionId, list)
+      if (this.early.size > EARLY_MAX) this.early.delete(this.early.keys().next().value!)
+      return
+    }
+    if (state.closed) return
     if (event.type === 'tool/result') this.flushOutput(state, (event.data as { callId: string }).callId)
-    const updates = state.live.push(event)
-    const open = turnOpen(state)
+    const updates = state.live.push(event, view)
     const data = event.data as Record<string, Json>
+    this.follow(state, event.type, data)
+    if (event.seq <= state.setupSeq) {
+      // logged while the session was set up: its notices go out on release, the rest was described in the reply
+      if (event.type === 'notice') state.setupNotices.push({ level: data.level as string, message: data.message as string })
+      return
+    }
+    const open = turnOpen(state)
     switch (event.type) {
       case 'permission/preset':
         if (!state.quiet) {
@@ -219,8 +279,36 @@ export class Bridge implements AcpConnection {
       case 'step/end':
         if (open && data.usage) this.sendUsage(state, data.usage as unknown as Usage)
         return
+      case 'turn/end':
+        state.changed()
+        return
     }
     if (open) for (const update of updates) this.sendTurn(state, update)
+  }
+
+  /** What the host's log says of the session's config and turns: kept in the state (the turn's token learns its turn and end). */
+  private follow(state: SessionState, type: string, data: Record<string, Json>): void {
+    const token = state.turn
+    switch (type) {
+      case 'permission/preset':
+        state.config = { ...state.config, permissionMode: data.preset as string }
+        break
+      case 'model/select':
+        state.config = { ...state.config, provider: data.provider as string, model: data.model as string, reasoningEffort: (data.reasoningEffort ?? null) as never }
+        break
+      case 'agent/preset':
+        state.config = { ...state.config, agentPreset: data.preset as string }
+        break
+      case 'session/title':
+        state.title = data.title as string
+        break
+      case 'turn/start':
+        if (token) token.turn = data.turn as number
+        break
+      case 'turn/end':
+        if (token && token.turn === data.turn) token.end = { reason: data.reason as never, error: data.error as ErrorInfo | undefined }
+        break
+    }
   }
 
   sendConfig(state: SessionState): void {
@@ -243,15 +331,16 @@ export class Bridge implements AcpConnection {
     token.usage.thought += usage.reasoningTokens ?? 0
     token.usage.cacheRead += usage.cacheReadTokens ?? 0
     token.usage.cacheWrite += usage.cacheWriteTokens ?? 0
-    const config = state.agent.modelConfig()
-    const size = this.ctx.llm.modelInfo(config.provider, config.model).contextWindow
+    const { provider, model } = state.config
+    const size = this.ctx.llm.modelInfo(provider, model).contextWindow
     this.send(state.id, { sessionUpdate: 'usage_update', used: usage.inputTokens + usage.outputTokens, size })
   }
 
-  private onProgress(agent: Agent, callId: string, update: ToolProgress): void {
-    const state = this.sessions.get(agent.session.id)
-    if (!state || state.agent !== agent || update.type !== 'output') return
-    state.pendingOutput.set(callId, (state.pendingOutput.get(callId) ?? '') + update.data)
+  /** Live output of a running call (the host's `session/output`), coalesced. */
+  private onProgress(sessionId: string, callId: string, data: string): void {
+    const state = this.sessions.get(sessionId)
+    if (!state || state.closed) return
+    state.pendingOutput.set(callId, (state.pendingOutput.get(callId) ?? '') + data)
     state.outputTimer ??= setTimeout(() => {
       state.outputTimer = undefined
       this.flushOutput(state)
@@ -274,13 +363,20 @@ export class Bridge implements AcpConnection {
     }
   }
 
-  /** Closes every session of this connection, open or opening (cancelling running turns), and the connection. */
+  /**
+   * Closes every session of this connection, open or opening (running turns cancelled), and
+   * the host client; waits at most CLOSE_WAIT_MS (the process's teardown kills what is left,
+   * and the next open repairs the log).
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const dispose of this.disposers.splice(0)) dispose()
       this.connection?.close()
       // sessions still being opened are closed once open (never left locked)
-      await Promise.allSettled(this.sessions.ids().map((sessionId) => closeSession(this, { sessionId }, CLOSE_WAIT_MS)))
+      const all = Promise.allSettled(this.sessions.ids().map((sessionId) => closeSession(this, { sessionId }))).then(() => this.host.close())
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([all, new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS) })])
+      clearTimeout(timer)
     })()
     return this.closing
   }

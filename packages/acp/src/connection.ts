@@ -1,5 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import type { Context } from '@deepseek-ai/cordis'
+import type { HostConnection } from '@dsh/host'
 import type { AcpDefaults } from './args.js'
 import type { CancelEpochs } from './cancels.js'
 import type { SessionState } from './state.js'
@@ -17,25 +18,22 @@ export interface ConnectionOptions {
   debug?: ((line: string) => void) | undefined
 }
 
-/** What a connection needs from its server: one owner per session id across connections. */
-export interface SessionOwners {
-  claim(sessionId: string, owner: AcpConnection): void
-  release(sessionId: string, owner: AcpConnection): void
-}
-
 /**
  * One ACP connection as the request handlers (sessions, turns, auth, permission) see it.
  * Implemented by the Bridge, which composes the pieces; the handlers import this
- * interface only, never the Bridge.
+ * interface only, never the Bridge. Sessions live on the host (`host`, this connection's
+ * `ctx.host.connect` handle, which owns them); the table keeps what ACP adds.
  */
 export interface AcpConnection {
   readonly ctx: Context
   readonly options: ConnectionOptions
-  readonly owners: SessionOwners
+  /** This connection's client of the host: every session operation goes through it. */
+  readonly host: HostConnection
   /** The sessions open on this connection. */
   readonly sessions: SessionTable
   /** Cancel counts per session, in arrival order. */
   readonly epochs: CancelEpochs
+  /** Fallback cards for events the host sent without a view. */
   readonly presenter: Presenter
   /** What the client declared in `initialize`. */
   readonly caps: acp.ClientCapabilities
@@ -52,6 +50,8 @@ export interface AcpConnection {
   /** Runs `dispose` when the connection closes. */
   own(dispose: () => unknown): void
   debug(line: string): void
+  /** Feeds a state just put into the table what the host sent of its session before it existed. */
+  adopted(state: SessionState): void
   sendCommands(state: SessionState): void
   sendConfig(state: SessionState): void
   sendNotice(state: SessionState, level: string, message: string): void

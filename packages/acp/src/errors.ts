@@ -11,7 +11,8 @@ import { quote } from './quote.js'
  *   config value) → -32602 before anything runs;
  * - unknown session → -32002 naming it (`data.sessionId`);
  * - missing credential → -32000 (auth_required) with `data.authMethods`;
- * - a session another process writes → -32603 `SESSION_LOCKED: …` (data.code, data.hint);
+ * - a session another process writes, or another connection holds (the host's SESSION_BUSY)
+ *   → -32603 `SESSION_LOCKED: …` (data.code, data.hint);
  * - anything else → -32603 `CODE: message`. Keys never appear (harness errors carry none).
  */
 export function invalidParams(message: string): RequestError {
@@ -39,7 +40,16 @@ export function toRequestError(error: unknown, context: { sessionId?: string; au
         return authRequired(error.message, context.authMethods ?? [])
       case 'UNKNOWN_PRESET':
       case 'INVALID_ARGUMENT':
+      case 'INVALID_PARAMS':
+      case 'WORKSPACE_INVALID':
+      case 'PRESET_LOCKED':
+      case 'PRESETS_UNAVAILABLE':
+      case 'FORK_POINT_NOT_FOUND':
+      case 'INVALID_CURSOR':
         return invalidParams(error.message)
+      case 'SESSION_BUSY':
+        // the host's word for a session another connection of this process holds: to the editor, it is locked
+        return new RequestError(-32603, `SESSION_LOCKED: ${error.message}`, { code: 'SESSION_LOCKED', hint: 'close it there (session/close) first', ...(context.sessionId ? { sessionId: context.sessionId } : {}) })
     }
     return new RequestError(-32603, `${error.code}: ${error.message}`, { code: error.code, ...(error.hint ? { hint: error.hint } : {}), ...(context.sessionId ? { sessionId: context.sessionId } : {}) })
   }

@@ -1,8 +1,12 @@
+import type { ErrorInfo, TurnEndReason } from '@dsh/protocol'
+
 /** The prompt whose turn streams now. Updates of a turn are sent only while its token is open. */
 export interface TurnToken {
   cancelled: boolean
-  /** Aborts a running command (a model turn is aborted through the agent). */
-  abort?: AbortController
+  /** The host turn this prompt became (its `turn/start`), once seen. */
+  turn?: number | undefined
+  /** The `turn/end` of the latest turn this prompt's work ran (a late steer may start one more). */
+  end?: { reason: TurnEndReason; error?: ErrorInfo | undefined } | undefined
   usage: { input: number; output: number; thought: number; cacheRead: number; cacheWrite: number; steps: number }
   /** Calls of this turn the client was shown (`tool_call`) without a final status yet. */
   readonly unfinished: Set<string>

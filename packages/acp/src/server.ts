@@ -1,9 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable'
 import { Service, type Context } from '@deepseek-ai/cordis'
-import { DshError } from '@dsh/protocol'
 import type { AcpDefaults } from './args.js'
 import { Bridge } from './bridge.js'
-import type { AcpConnection, SessionOwners } from './connection.js'
 
 declare module '@deepseek-ai/cordis' {
   interface Context { acpServer: AcpServer }
@@ -33,41 +31,26 @@ export interface AcpConnectionHandle {
 /**
  * `ctx.acpServer`: the ACP server, transport-agnostic. `connect(stream)` serves one
  * client over a JSON-RPC message stream (ndJsonStream for stdio, or any other
- * transport); each connection has its own bridge. Across connections a session is
- * open on one at a time. Each session's approval questions (and its subagents') go to
- * the connection that owns it (`session/request_permission`), registered per session
- * (`ctx.approval.setSessionAnswerer`), so other surfaces in the tree keep their own.
+ * transport); each connection has its own bridge and its own client of the host
+ * (`ctx.host.connect`), which owns the sessions it opens: across connections a session is
+ * open on one at a time (the host's SESSION_BUSY, shown as SESSION_LOCKED), and each
+ * session's approval questions and `question` tool questions (and its subagents') go to
+ * that connection (`session/request_permission`), never to another surface.
  * Note: cordis hands callers a derived object, so state lives in containers made by
  * the constructor and the plugin's own context is kept in `home`.
  */
 export class AcpServer extends Service {
   private readonly home: Context
   private readonly bridges = new Set<Bridge>()
-  private readonly owners = new Map<string, AcpConnection>()
-  private readonly ownership: SessionOwners
 
   constructor(ctx: Context, private readonly config: AcpServerConfig) {
     super(ctx, 'acpServer')
     this.home = ctx
-    this.ownership = {
-      claim: (sessionId, bridge) => {
-        const owner = this.owners.get(sessionId)
-        if (owner && owner !== bridge) {
-          throw new DshError('SESSION_LOCKED', `session ${sessionId} is open on another ACP connection of this process`, {
-            hint: 'close it there (session/close) first', data: { sessionId },
-          })
-        }
-        this.owners.set(sessionId, bridge)
-      },
-      release: (sessionId, bridge) => {
-        if (this.owners.get(sessionId) === bridge) this.owners.delete(sessionId)
-      },
-    }
     ctx.effect(() => () => Promise.allSettled([...this.bridges].map((bridge) => bridge.close())), 'acp: close connections')
   }
 
   connect(stream: acp.Stream, options: ConnectOptions = {}): AcpConnectionHandle {
-    const bridge = new Bridge(this.home, this.ownership, {
+    const bridge = new Bridge(this.home, {
       defaults: { ...this.config.defaults, ...options.defaults },
       pageSize: this.config.pageSize,
       version: this.config.version,

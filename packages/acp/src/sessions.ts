@@ -1,132 +1,99 @@
-import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import type * as acp from '@agentclientprotocol/sdk/unstable'
-import type { Session } from '@dsh/core'
-import { DshError, type ApprovalRequest, type ReasoningEffort } from '@dsh/protocol'
-import { requireCredentials } from './auth.js'
+import type { ParamsOf, ResultOf } from '@dsh/host-api'
+import { isDshError, type SessionEvent } from '@dsh/protocol'
+import { authMethods } from './auth.js'
 import type { AcpConnection } from './connection.js'
-import { agentOptions, defaultProvider, newSessionMode } from './defaults.js'
+import { defaultProvider } from './defaults.js'
 import {
   AGENT_CONFIG_ID, EFFORT_CONFIG_ID, EFFORT_VALUES, MODE_CONFIG_ID, MODEL_CONFIG_ID, configOptions, modeState, parseModelValue,
 } from './config.js'
-import { invalidParams, sessionNotFound } from './errors.js'
-import { askPermission } from './permission.js'
+import { authRequired, invalidParams, sessionNotFound } from './errors.js'
 import { forkCut, parseForkMeta } from './fork.js'
-import { replayUpdates, titleOf } from './history.js'
+import { replayUpdates } from './history.js'
 import { TurnQueue } from './queue.js'
 import type { SessionState } from './state.js'
 import { SessionProjector } from './translate.js'
 import { quote } from './quote.js'
 
-/** An absolute, existing directory, or -32602 naming the field. */
-function directory(path: string, field: string): string {
+type Detail = ResultOf<'session/get'>['session']
+type McpServers = NonNullable<ParamsOf<'session/create'>['mcpServers']>
+
+/** ACP's own wire rule for `cwd` of load/resume/fork (the host checks the workspace itself). */
+function absolute(path: string, field: string): string {
   if (!isAbsolute(path)) throw invalidParams(`${field} must be an absolute path, got ${quote(path)}`)
-  let isDir = false
-  try {
-    isDir = statSync(path).isDirectory()
-  } catch {
-    // reported below
-  }
-  if (!isDir) throw invalidParams(`${field} ${quote(path)} is not an existing directory`)
   return path
 }
 
-/**
- * A subagent's question as its owner's client sees it: attached to the `task` call of the
- * subagent chain's topmost session below `ownerId` (the card the editor shows).
- */
-function viaParentCall(b: AcpConnection, asking: Session, ownerId: string, request: ApprovalRequest & { id: string }): ApprovalRequest & { id: string } {
-  let asked = request
-  let target: Session | undefined = asking
-  for (let depth = 0; target && target.id !== ownerId && depth < 32; depth++) {
-    const parent = target.header.parent
-    if (!parent || parent.fork) break
-    if (parent.callId) asked = { ...asked, callId: parent.callId }
-    target = b.ctx.sessions.get(parent.id)
-  }
-  return asked
-}
-
-/** Takes a session onto this connection: its agent, its live projection. Held back (`quiet`) until `release`. */
-function adopt(b: AcpConnection, session: Session, fresh: boolean): SessionState {
-  b.owners.claim(session.id, b)
-  const agent = b.ctx.agents.create(session, agentOptions(b, session, fresh))
-  const wire = { terminalOutput: b.terminalCards, cwd: session.cwd }
+/** Takes a host session onto this connection: its live projection and what ACP adds. Held back (`quiet`) until `release`. */
+function adopt(b: AcpConnection, detail: Detail): SessionState {
+  const wire = { terminalOutput: b.terminalCards, cwd: detail.workspace }
   const state: SessionState = {
-    id: session.id, session, agent, wire, live: new SessionProjector(wire, b.presenter, 'live'),
-    turn: undefined, queue: new TurnQueue(), quiet: true, lastOutcome: undefined, pendingOutput: new Map(), outputTimer: undefined,
-    unanswer: () => undefined,
+    id: detail.id, cwd: detail.workspace, config: detail.config, title: detail.title ?? undefined, wire,
+    live: new SessionProjector(wire, b.presenter, 'live'), turn: undefined, queue: new TurnQueue(), quiet: true,
+    setupSeq: detail.lastSeq, setupNotices: [], status: detail.status, failure: undefined, changed: () => undefined,
+    pendingOutput: new Map(), outputTimer: undefined, disposers: [], closed: false,
   }
-  // this session's questions (and its subagents') come to this connection, never through a process-wide answerer
-  state.unanswer = b.ctx.approval.setSessionAnswerer(session.id, (asking, request, signal) => askPermission(b, state, viaParentCall(b, asking, state.id, request), signal))
   b.sessions.set(state)
+  b.adopted(state)
   return state
 }
 
-/** After the reply: the session's commands, its title and the notices logged while it was set up. */
-function release(b: AcpConnection, state: SessionState, fromSeq: number): void {
+/** After the reply (and after the host's replay of what setting up logged): commands, title, the notices logged meanwhile. */
+function release(b: AcpConnection, state: SessionState): void {
   setImmediate(() => {
     if (b.sessions.get(state.id) !== state) return
     state.quiet = false
     b.sendCommands(state)
-    const title = titleOf(state.session.events)
-    if (title) b.send(state.id, { sessionUpdate: 'session_info_update', title })
-    for (const event of state.session.events.slice(fromSeq)) {
-      if (event.type === 'notice') {
-        const { level, message } = event.data as { level: string; message: string }
-        b.sendNotice(state, level, message)
-      }
-    }
+    if (state.title) b.send(state.id, { sessionUpdate: 'session_info_update', title: state.title })
+    for (const { level, message } of state.setupNotices.splice(0)) b.sendNotice(state, level, message)
   })
 }
 
-type McpSpec = { name: string; spec: Record<string, unknown> }
-
-/** ACP MCP servers → harness specs (stdio and http); anything else is -32602 before anything runs. */
-function mcpSpecs(servers: readonly acp.McpServer[] | undefined): McpSpec[] {
-  return (servers ?? []).map((server, i) => {
+/** ACP MCP servers → the host's specs (stdio and http); anything else is -32602 before anything runs. */
+function mcpSpecs(servers: readonly acp.McpServer[] | undefined): McpServers {
+  const out: McpServers = {}
+  ;(servers ?? []).forEach((server, i) => {
     const pairs = (list: readonly { name: string; value: string }[]) => Object.fromEntries(list.map((e) => [e.name, e.value]))
-    if ('type' in server && server.type === 'http') return { name: server.name, spec: { type: 'http', url: server.url, headers: pairs(server.headers) } }
-    if ('command' in server) return { name: server.name, spec: { type: 'stdio', command: server.command, args: server.args, env: pairs(server.env) } }
-    throw invalidParams(`mcpServers[${i}] (${quote(server.name)}): transport ${quote((server as { type?: string }).type)} is not supported (stdio and http are)`)
+    if ('type' in server && server.type === 'http') out[server.name] = { type: 'http', url: server.url, headers: pairs(server.headers) }
+    else if ('command' in server) out[server.name] = { type: 'stdio', command: server.command, args: [...server.args], env: pairs(server.env) }
+    else throw invalidParams(`mcpServers[${i}] (${quote(server.name)}): transport ${quote((server as { type?: string }).type)} is not supported (stdio and http are)`)
   })
+  return out
 }
 
-/** Per-session MCP servers as `mcp__<server>__<tool>`; a broken one is a notice, never fatal. */
-async function mountMcp(b: AcpConnection, state: SessionState, specs: readonly McpSpec[]): Promise<void> {
-  if (!specs.length) return
+/**
+ * MCP servers for a session opened (load/resume) or forked here: the host takes them only at
+ * creation, so ACP mounts them for the session and unmounts them when it is released here.
+ * A broken one is a notice, never fatal; without an MCP client each is a notice.
+ */
+async function mountMcp(b: AcpConnection, state: SessionState, specs: McpServers): Promise<void> {
+  const entries = Object.entries(specs)
+  if (!entries.length) return
   const mcp = b.ctx.get('mcp')
   if (!mcp) {
-    for (const s of specs) state.session.append('notice', { level: 'warn', message: `MCP server ${s.name} was not started: this dsh composition has no MCP client (@dsh/mcp/client)`, source: 'acp' })
+    for (const [name] of entries) b.sendNotice(state, 'warn', `MCP server ${name} was not started: this dsh composition has no MCP client (@dsh/mcp/client)`)
     return
   }
-  await Promise.all(specs.map((s) => mcp.mount(s.name, s.spec as never, { sessionId: state.id })))
-}
-
-/** A request's `additionalDirectories`, each checked (-32602 naming the bad one). */
-function rootsOf(dirs: readonly string[] | null | undefined): string[] {
-  return (dirs ?? []).map((d, i) => directory(d, `additionalDirectories[${i}]`))
-}
-
-function setRoots(state: SessionState, roots: readonly string[]): void {
-  if (roots.length) state.session.append('workspace/roots', { roots: [...roots] })
+  state.disposers.push(() => mcp.unmountSession(state.id))
+  await Promise.all(entries.map(([name, spec]) => mcp.mount(name, spec as never, { sessionId: state.id })))
 }
 
 export function modesOf(b: AcpConnection, state: SessionState): acp.SessionModeState {
-  return modeState(b.ctx.permission.presets(), b.ctx.permission.current(state.session).id)
+  return modeState(b.ctx.permission.presets(), state.config.permissionMode)
 }
 
 export function configOptionsOf(b: AcpConnection, state: SessionState): acp.SessionConfigOption[] {
-  const config = state.agent.modelConfig()
+  const { config } = state
   const presets = b.ctx.get('presets')
   return configOptions({
     presets: b.ctx.permission.presets(),
-    mode: b.ctx.permission.current(state.session).id,
+    mode: config.permissionMode,
     providers: b.ctx.llm.listProviders(),
     provider: config.provider,
     model: config.model,
-    effort: config.reasoningEffort,
-    ...(presets ? { agents: { list: presets.list(), current: presets.current(state.session).id } } : {}),
+    effort: config.reasoningEffort ?? undefined,
+    ...(presets && config.agentPreset ? { agents: { list: presets.list(), current: config.agentPreset } } : {}),
   })
 }
 
@@ -134,78 +101,115 @@ function describe(b: AcpConnection, state: SessionState): { modes: acp.SessionMo
   return { modes: modesOf(b, state), configOptions: configOptionsOf(b, state) }
 }
 
-/** `session/new`; `permissionMode` (a preset id) replaces the flag/settings default (`/clear` keeps the source session's). */
-export async function newSession(b: AcpConnection, p: acp.NewSessionRequest, permissionMode?: string): Promise<acp.NewSessionResponse> {
-  const cwd = directory(p.cwd, 'cwd')
-  const dirs = rootsOf(p.additionalDirectories)
-  const specs = mcpSpecs(p.mcpServers)
-  const mode = newSessionMode(b, cwd, permissionMode)
-  requireCredentials(b, defaultProvider(b))
-  const session = await b.ctx.sessions.create({ cwd })
-  let state: SessionState
+/** Runs `call`; a missing key is looked up again (the credential file may have changed) before it is auth_required. */
+async function withCredentials<T>(b: AcpConnection, provider: () => string, call: () => Promise<T>): Promise<T> {
   try {
-    b.ctx.permission.set(session, mode)
-    state = adopt(b, session, true)
-    setRoots(state, dirs)
-    await mountMcp(b, state, specs)
-    await session.flush()
+    return await call()
   } catch (error) {
-    await dropState(b, session)
-    throw error
+    if (!isDshError(error, 'NO_CREDENTIALS')) throw error
   }
-  release(b, state, 0)
-  return { sessionId: session.id, ...describe(b, state) }
-}
-
-async function dropState(b: AcpConnection, session: Session): Promise<void> {
-  const state = b.sessions.get(session.id)
-  if (state?.session === session && b.sessions.drop(state)) {
-    state.unanswer()
-    b.ctx.agents.remove(session.id)
-    await b.ctx.get('mcp')?.unmountSession(session.id)
-    b.owners.release(session.id, b)
+  b.ctx.credentials.reload()
+  try {
+    return await call()
+  } catch (error) {
+    if (!isDshError(error, 'NO_CREDENTIALS')) throw error
+    throw authRequired(error.message, authMethods(b), provider())
   }
-  await session.close()
 }
 
 /**
- * Opens a stored session on this connection (lock + load + repair), or returns the open
- * one. Concurrent calls for one id share the opening; one racing a close of the id waits
- * for the close and opens afresh (see SessionTable).
+ * `session/new` through the host's `session/create`: the host resolves the defaults (this
+ * process's flags are explicit choices, as headless passes its flags), checks the
+ * workspace and the key, mounts the MCP servers and roots. `permissionMode` (`/clear`)
+ * replaces the flag.
+ */
+export async function newSession(b: AcpConnection, p: acp.NewSessionRequest, permissionMode?: string): Promise<acp.NewSessionResponse> {
+  const d = b.options.defaults
+  const mcpServers = mcpSpecs(p.mcpServers)
+  const provider = b.providerOverride ?? d.provider
+  const params: ParamsOf<'session/create'> = {
+    workspace: p.cwd,
+    ...(provider ? { provider } : {}), ...(d.model ? { model: d.model } : {}),
+    ...(d.reasoningEffort ? { reasoningEffort: d.reasoningEffort } : {}), ...(d.maxTokens ? { maxTokens: d.maxTokens } : {}),
+    ...(permissionMode ?? d.permissionMode ? { permissionMode: permissionMode ?? d.permissionMode } : {}),
+    ...(p.additionalDirectories?.length ? { roots: [...p.additionalDirectories] } : {}),
+    ...(Object.keys(mcpServers).length ? { mcpServers } : {}),
+  }
+  const { session } = await withCredentials(b, () => defaultProvider(b), () => b.host.call('session/create', params))
+  const state = adopt(b, session)
+  release(b, state)
+  return { sessionId: session.id, ...describe(b, state) }
+}
+
+/** A session the host already opened for this connection (`/clear`'s new one): taken into the table. */
+export async function adoptOpen(b: AcpConnection, sessionId: string): Promise<void> {
+  const { session } = await b.host.call('session/get', { sessionId })
+  release(b, adopt(b, session))
+}
+
+/**
+ * Opens a stored session on this connection (the host's `session/open`: lock, load,
+ * repair), or returns the open one. This process's flags apply as changes (as headless
+ * `--resume` does). Concurrent calls for one id share the opening; one racing a close of
+ * the id waits for the close and opens afresh (see SessionTable).
  */
 export function ensureSession(b: AcpConnection, sessionId: string): Promise<SessionState> {
   return b.sessions.open(sessionId, () => openStored(b, sessionId))
 }
 
 async function openStored(b: AcpConnection, sessionId: string): Promise<SessionState> {
-  b.owners.claim(sessionId, b)
-  let session: Session
+  const d = b.options.defaults
+  const { session } = await b.host.call('session/open', { sessionId, ...(d.maxTokens ? { maxTokens: d.maxTokens } : {}) })
+  const state = adopt(b, session)
   try {
-    session = await b.ctx.sessions.open(sessionId)
+    if (d.provider || d.model) {
+      state.config = (await b.host.call('session/set_model', {
+        sessionId, ...(d.provider ? { provider: d.provider } : {}), ...(d.model ? { model: d.model } : {}),
+        ...(d.reasoningEffort ? { reasoningEffort: d.reasoningEffort } : {}),
+      })).config
+    } else if (d.reasoningEffort) {
+      state.config = (await b.host.call('session/set_effort', { sessionId, reasoningEffort: d.reasoningEffort })).config
+    }
   } catch (error) {
-    b.owners.release(sessionId, b)
+    await shutDown(b, state)
+    b.sessions.drop(state)
     throw error
   }
-  const state = adopt(b, session, false)
-  release(b, state, session.events.length)
+  release(b, state)
   return state
+}
+
+/** The whole durable log with its views, in pages (for `session/load` and fork cuts). */
+async function history(b: AcpConnection, sessionId: string): Promise<ResultOf<'session/history'>['items']> {
+  const items: ResultOf<'session/history'>['items'] = []
+  for (let afterSeq = -1; ;) {
+    const page = await b.host.call('session/history', { sessionId, afterSeq, limit: 5000 })
+    items.push(...page.items)
+    if (!page.hasMore || !page.items.length) return items
+    afterSeq = page.items.at(-1)!.event.seq
+  }
 }
 
 /** `session/load` (replay: the whole log as updates, before the reply) and `session/resume` (no replay). */
 export async function openSession(b: AcpConnection, p: acp.LoadSessionRequest | acp.ResumeSessionRequest, replay: boolean): Promise<acp.LoadSessionResponse> {
-  directory(p.cwd, 'cwd')
+  absolute(p.cwd, 'cwd')
   const specs = mcpSpecs(p.mcpServers)
   const known = b.sessions.get(p.sessionId)
   const state = known ?? await ensureSession(b, p.sessionId)
-  if (!known) {
-    setRoots(state, rootsOf(p.additionalDirectories))
-    await mountMcp(b, state, specs)
-  }
+  if (!known) await addExtras(b, state, p.additionalDirectories, specs)
   if (replay) {
-    for (const update of replayUpdates(state.session.events, state.wire, b.presenter)) b.send(state.id, update)
+    const items = await history(b, state.id)
+    for (const update of replayUpdates(items.map((i) => i.event as SessionEvent), state.wire, b.presenter, items.map((i) => i.view))) b.send(state.id, update)
     await b.flush()
   }
   return describe(b, state)
+}
+
+/** Extra roots and MCP servers of a load/resume/fork (the host's open and fork take neither). */
+async function addExtras(b: AcpConnection, state: SessionState, dirs: readonly string[] | null | undefined, specs: McpServers): Promise<void> {
+  const roots = (dirs ?? []).map((d, i) => absolute(d, `additionalDirectories[${i}]`))
+  if (roots.length) b.ctx.sessions.get(state.id)?.append('workspace/roots', { roots })
+  await mountMcp(b, state, specs)
 }
 
 export function requireState(b: AcpConnection, sessionId: string): SessionState {
@@ -215,117 +219,96 @@ export function requireState(b: AcpConnection, sessionId: string): SessionState 
 }
 
 /**
- * Cancels the session's turn, waits for it to stop (at most `waitMs` when given: on
- * shutdown the process's own teardown kills what is left, and the next open repairs
- * the log), then unmounts its MCP servers and closes it (flushed, lock released). A
- * close racing an open of the same id waits for the open and closes what it opened.
+ * The host's `session/close` (cancel, wait for the turn to stop, flush, unlock) and what
+ * ACP added (MCP servers of a load). A close racing an open of the same id waits for the
+ * open and closes what it opened.
  */
-export async function closeSession(b: AcpConnection, p: { sessionId: string }, waitMs?: number): Promise<acp.CloseSessionResponse> {
-  const closing = b.sessions.close(p.sessionId, (state) => shutDown(b, state, waitMs))
+export async function closeSession(b: AcpConnection, p: { sessionId: string }): Promise<acp.CloseSessionResponse> {
+  const closing = b.sessions.close(p.sessionId, (state) => shutDown(b, state))
   if (!closing) throw sessionNotFound(p.sessionId)
   await closing
   return {}
 }
 
-async function shutDown(b: AcpConnection, state: SessionState, waitMs: number | undefined): Promise<void> {
+async function shutDown(b: AcpConnection, state: SessionState): Promise<void> {
   if (state.turn) state.turn.cancelled = true
   if (state.outputTimer) clearTimeout(state.outputTimer)
-  state.agent.cancel()
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([state.agent.idle(), ...(waitMs === undefined ? [] : [new Promise<void>((r) => { timer = setTimeout(r, waitMs) })])])
-  clearTimeout(timer)
-  state.unanswer()
-  b.ctx.agents.remove(state.id)
-  await b.ctx.get('mcp')?.unmountSession(state.id)
-  await state.session.close()
-  b.owners.release(state.id, b)
-}
-
-/** Cursor: base64url of the offset into the newest-first list. */
-function readCursor(cursor: string | null | undefined): number {
-  if (!cursor) return 0
-  const offset = Number(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!Number.isInteger(offset) || offset < 0) throw invalidParams(`cursor ${quote(cursor)} is not one this agent returned`)
-  return offset
+  try {
+    await b.host.call('session/close', { sessionId: state.id })
+  } finally {
+    state.closed = true
+    state.changed()
+    for (const dispose of state.disposers.splice(0).reverse()) await Promise.resolve().then(dispose).catch(() => undefined)
+  }
 }
 
 export async function listSessions(b: AcpConnection, p: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
   if (p.cwd && !isAbsolute(p.cwd)) throw invalidParams(`cwd must be an absolute path, got ${quote(p.cwd)}`)
-  const all = await b.ctx.sessions.list(p.cwd ? { cwd: p.cwd } : undefined)
-  const offset = readCursor(p.cursor)
-  const page = all.slice(offset, offset + b.options.pageSize)
-  const next = offset + page.length
+  const page = await b.host.call('session/list', { ...(p.cwd ? { workspace: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: Math.min(b.options.pageSize, 200) })
   return {
-    sessions: page.map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title ?? null, updatedAt: new Date(s.updatedAt).toISOString() })),
-    nextCursor: next < all.length ? Buffer.from(String(next)).toString('base64url') : null,
+    sessions: page.sessions.map((s) => ({ sessionId: s.id, cwd: s.workspace, title: s.title ?? null, updatedAt: new Date(s.updatedAt).toISOString() })),
+    nextCursor: page.nextCursor,
   }
 }
 
+/** `session/fork` through the host's: whole, or cut inclusively at `_meta.jetbrains.air.fork`'s message. */
 export async function forkSession(b: AcpConnection, p: acp.ForkSessionRequest): Promise<acp.ForkSessionResponse> {
   const ref = parseForkMeta(p._meta)
-  directory(p.cwd, 'cwd')
+  absolute(p.cwd, 'cwd')
   const specs = mcpSpecs(p.mcpServers)
-  const events = b.sessions.get(p.sessionId)?.session.events ?? (await b.ctx.sessions.read(p.sessionId)).events
-  const uptoSeq = ref ? forkCut(events, ref) : undefined
-  const session = await b.ctx.sessions.fork(p.sessionId, { cwd: p.cwd, ...(uptoSeq !== undefined ? { uptoSeq } : {}) })
-  let state: SessionState
+  const atSeq = ref ? forkCut((await readLog(b, p.sessionId)), ref) : undefined
+  const { session } = await b.host.call('session/fork', { sessionId: p.sessionId, workspace: p.cwd, ...(atSeq !== undefined ? { atSeq } : {}) })
+  const state = adopt(b, session)
   try {
-    state = adopt(b, session, false)
-    setRoots(state, rootsOf(p.additionalDirectories))
-    await mountMcp(b, state, specs)
+    await addExtras(b, state, p.additionalDirectories, specs)
   } catch (error) {
-    await dropState(b, session)
+    await shutDown(b, state)
+    b.sessions.drop(state)
     throw error
   }
-  release(b, state, session.events.length)
+  release(b, state)
   return { sessionId: session.id, ...describe(b, state) }
 }
 
-export function setMode(b: AcpConnection, p: acp.SetSessionModeRequest): acp.SetSessionModeResponse {
+/** A session's durable events: through the host when it is open here, else the stored log. */
+async function readLog(b: AcpConnection, sessionId: string) {
+  if (b.sessions.get(sessionId)) return (await history(b, sessionId)).map((i) => i.event as SessionEvent)
+  return (await b.ctx.sessions.read(sessionId)).events
+}
+
+export async function setMode(b: AcpConnection, p: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse> {
   const state = requireState(b, p.sessionId)
   state.quiet = false
-  b.ctx.permission.set(state.session, p.modeId)
+  state.config = (await b.host.call('session/set_mode', { sessionId: state.id, permissionMode: p.modeId })).config
   return {}
 }
 
-export function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionRequest): acp.SetSessionConfigOptionResponse {
+export async function setConfigOption(b: AcpConnection, p: acp.SetSessionConfigOptionRequest): Promise<acp.SetSessionConfigOptionResponse> {
   const state = requireState(b, p.sessionId)
   state.quiet = false
   const value = p.value
   if (typeof value !== 'string') throw invalidParams(`config option ${quote(p.configId)} takes a string value`)
-  const { agent, session } = state
+  const sessionId = state.id
   switch (p.configId) {
     case MODE_CONFIG_ID:
-      b.ctx.permission.set(session, value)
+      state.config = (await b.host.call('session/set_mode', { sessionId, permissionMode: value })).config
       break
     case MODEL_CONFIG_ID: {
       const selected = parseModelValue(b.ctx.llm.listProviders(), value)
       if (!selected) throw invalidParams(`unknown model ${quote(value)}`)
-      agent.setModel(selected)
+      state.config = (await b.host.call('session/set_model', { sessionId, provider: selected.provider, model: selected.model })).config
       break
     }
     case EFFORT_CONFIG_ID: {
       if (!(EFFORT_VALUES as readonly string[]).includes(value)) throw invalidParams(`unknown reasoning effort ${quote(value)} (one of ${EFFORT_VALUES.join(', ')})`)
-      const { provider, model } = agent.modelConfig()
-      if (value === 'default') {
-        // setModel keeps the previous effort; log a selection without one
-        agent.options = { ...agent.options, reasoningEffort: undefined }
-        session.append('model/select', { provider, model })
-      } else {
-        agent.setModel({ provider, model, reasoningEffort: value as ReasoningEffort })
-      }
+      const reasoningEffort = value === 'default' ? null : value as NonNullable<ParamsOf<'session/set_effort'>['reasoningEffort']>
+      state.config = (await b.host.call('session/set_effort', { sessionId, reasoningEffort })).config
       break
     }
     case AGENT_CONFIG_ID: {
-      const presets = b.ctx.get('presets')
-      if (!presets) throw invalidParams('this composition has no agent presets')
-      try {
-        presets.set(session, value)
-      } catch (error) {
-        throw invalidParams(error instanceof DshError ? error.message : String(error))
-      }
-      // only before the first turn: the new agent takes the preset's tools and model (flags still win)
-      state.agent = b.ctx.agents.create(session, agentOptions(b, session, true))
+      if (!b.ctx.get('presets')) throw invalidParams('this composition has no agent presets')
+      // only before the first turn (the host's rule): the preset's tools and model apply from now on
+      state.config = (await b.host.call('session/set_preset', { sessionId, agentPreset: value })).config
       b.sendConfig(state)
       break
     }

@@ -8,6 +8,11 @@ export interface Presenter {
   result(name: string, args: Json, result: ToolResult): ResultCard
 }
 
+/** The host's view of an event (`session/event`, `session/history`): the tool's own card for calls and results. */
+export type EventCards =
+  | { kind: 'tool-call'; card: { card: string } }
+  | { kind: 'tool-result'; card: { card: string } }
+
 /** A plan entry as `todo/write` logs it. */
 interface Todo { content: string; status: 'pending' | 'in_progress' | 'completed'; activeForm?: string }
 
@@ -34,7 +39,8 @@ export class SessionProjector {
 
   constructor(private readonly opts: WireOptions, private readonly present: Presenter, readonly mode: ProjectionMode) {}
 
-  push(event: SessionEvent): acp.SessionUpdate[] {
+  /** The updates of one event; `view` (the host's) gives the call or result card, else the presenter makes it. */
+  push(event: SessionEvent, view?: EventCards | null): acp.SessionUpdate[] {
     const data = event.data as Record<string, unknown>
     switch (event.type) {
       case 'user/message':
@@ -49,11 +55,11 @@ export class SessionProjector {
         return this.assistantMessage(data.id as string, data.content as AssistantBlock[])
       case 'tool/call': {
         const { callId, name, args } = data as { callId: string; name: string; args: Json }
-        return this.announce(callId, name, args)
+        return this.announce(callId, name, args, view?.kind === 'tool-call' ? view.card as CallCard : undefined)
       }
       case 'tool/result': {
         const { callId, name, content, isError } = data as unknown as { callId: string; name: string } & ToolResult
-        return this.finish(callId, name, { content, isError })
+        return this.finish(callId, name, { content, isError }, view?.kind === 'tool-result' ? view.card as ResultCard : undefined)
       }
       case FILE_BEFORE_EVENT: {
         const { callId, path, oldText } = data as unknown as FileBeforeData
@@ -105,21 +111,21 @@ export class SessionProjector {
     return out
   }
 
-  private announce(callId: string, name: string, args: Json): acp.SessionUpdate[] {
-    const card = this.present.call(name, args)
+  private announce(callId: string, name: string, args: Json, viewed?: CallCard): acp.SessionUpdate[] {
+    const card = viewed ?? this.present.call(name, args)
     const previous = this.calls.get(callId)
     this.calls.set(callId, { name, args, card, announced: true, streamed: previous?.streamed ?? '' })
     return [{ sessionUpdate: 'tool_call', toolCallId: callId, status: 'pending', ...callToWire(callId, card, args, this.opts) }]
   }
 
-  private finish(callId: string, name: string, result: ToolResult): acp.SessionUpdate[] {
+  private finish(callId: string, name: string, result: ToolResult, viewed?: ResultCard): acp.SessionUpdate[] {
     const out: acp.SessionUpdate[] = []
     let call = this.calls.get(callId)
     if (!call?.announced) {
       out.push(...this.announce(callId, call?.name ?? name, call?.args ?? null))
       call = this.calls.get(callId)!
     }
-    const card = withBefore(this.present.result(call.name, call.args, result), this.before.get(callId))
+    const card = withBefore(viewed ?? this.present.result(call.name, call.args, result), this.before.get(callId))
     this.before.delete(callId)
     for (const update of resultToWire(callId, call.card, card, result, this.opts, call.streamed)) {
       out.push({ sessionUpdate: 'tool_call_update', ...update })

@@ -21,6 +21,7 @@ import { mkdtempSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
+import * as hostPlugin from '@dsh/host/host'
 import * as serverPlugin from '../src/plugins/server.js'
 
 /** A command-like tool with a terminal card: prints `lines`, then exits with `code`; `wait` blocks until cancelled. */
@@ -129,6 +130,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   await mount(agentsPlugin, { maxSteps: 20 })
   if (options.commands) await mount(commandsPlugin)
   for (const tool of options.tools ?? [shTool, editTool, todoTool]) root.tools.register(tool)
+  await mount(hostPlugin)
   await mount(serverPlugin, options.serverConfig ?? {})
 
   const updates: acp.SessionNotification[] = []

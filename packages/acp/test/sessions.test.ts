@@ -122,8 +122,10 @@ describe('ACP bridge: session lifecycle', () => {
     const loaded = await h.agent.request('session/load', { sessionId, cwd: h.cwd, mcpServers: [] })
     expect(loaded.modes?.currentModeId).toBe('workspace-write')
     const replay = h.updates.slice(before).map((u) => u.update).filter((u) => u.sessionUpdate !== 'available_commands_update')
+    // the user message's id is the one logged (the host's prompt id)
+    const userMessageId = (h.root.sessions.get(sessionId)!.events.find((e) => e.type === 'user/message')!.data as { id: string }).id
     expect(replay).toEqual([
-      { sessionUpdate: 'user_message_chunk', messageId: 'u-2', content: { type: 'text', text: 'list files' } },
+      { sessionUpdate: 'user_message_chunk', messageId: userMessageId, content: { type: 'text', text: 'list files' } },
       { sessionUpdate: 'agent_thought_chunk', messageId: '1:1', content: { type: 'text', text: 'hmm' } },
       {
         sessionUpdate: 'tool_call', toolCallId: 'l1', status: 'pending', title: 'ls', kind: 'execute', locations: [], rawInput: { command: 'ls', lines: ['a.txt'] },

@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { latestTitle, type AgentOptions, type PresetService, type Session } from '@dsh/core'
 import type { ApprovalOutcome, ApprovalRequest, Json } from '@dsh/protocol'
-import { DshError } from '@dsh/protocol'
+import { DshError, isDshError } from '@dsh/protocol'
 import type { ResultOf } from '@dsh/host-api'
 import type { Conn } from './connection.js'
 import { Hosted, type Status } from './hosted.js'
@@ -140,11 +140,12 @@ export class HostCore {
   }
 
   /** The owner's answer to an approval (its session's, or a subagent's of it); a rejection or bad answer is `reject`. */
-  private async answerApproval(hosted: Hosted, _session: Session, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
+  private async answerApproval(hosted: Hosted, asking: Session, request: ApprovalRequest & { id: string }, signal: AbortSignal): Promise<ApprovalOutcome> {
+    const toolCallId = ownerCallId(this.ctx, asking, hosted.id, request.callId)
     const params = {
-      sessionId: hosted.id, requestId: request.id, toolCallId: request.callId ?? null, tool: request.tool, title: request.title,
+      sessionId: hosted.id, requestId: request.id, toolCallId: toolCallId ?? null, tool: request.tool, title: request.title,
       kind: request.kind, rawInput: (request.rawInput ?? null) as Json, reason: request.reason ?? null,
-      card: request.card ? { kind: 'tool-call' as const, callId: request.callId ?? '', tool: request.tool, card: request.card } : null,
+      card: request.card ? { kind: 'tool-call' as const, callId: toolCallId ?? '', tool: request.tool, card: request.card } : null,
       options: [
         { decision: 'allow-once' as const, label: 'Allow once' },
         { decision: 'allow-session' as const, label: 'Allow for this session', ...(request.scope ? { scope: request.scope.label } : {}) },
@@ -157,8 +158,26 @@ export class HostCore {
       if (!outcome) throw new DshError('INVALID_ANSWER', `the answer to approval ${request.id} has no valid decision`)
       return outcome
     } catch (error) {
-      if (signal.aborted) return 'cancelled'
+      // the turn's cancel, or the client's own cancel of this one question (the call is cancelled, the session goes on)
+      if (signal.aborted || isDshError(error, 'CANCELLED')) return 'cancelled'
       throw error
     }
   }
+}
+
+/**
+ * The call a question is shown on in the owner's session: a subagent's question (its session
+ * a child of the owner's, through `task` calls) is attached to the owner-side `task` call
+ * that started the chain, the call the owner's client knows.
+ */
+function ownerCallId(ctx: Context, asking: Session, ownerId: string, callId: string | undefined): string | undefined {
+  let shown = callId
+  let target: Session | undefined = asking
+  for (let depth = 0; target && target.id !== ownerId && depth < 32; depth++) {
+    const parent = target.header.parent
+    if (!parent || parent.fork) break
+    if (parent.callId) shown = parent.callId
+    target = ctx.sessions.get(parent.id)
+  }
+  return shown
 }

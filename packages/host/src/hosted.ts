@@ -33,7 +33,7 @@ export class Hosted {
   /** views[seq] for every durable event. */
   readonly views: EventView[] = []
   readonly pending = new Map<string, Pending>()
-  /** Tools offered only to this session (question, client-defined): bypass the preset's filter. */
+  /** Client-defined tools of this session: they bypass the agent preset's filter (`question` does not). */
   readonly ownTools = new Set<string>()
   readonly disposers: (() => void | Promise<void>)[] = []
   private readonly viewer: SessionViewer

@@ -7,7 +7,7 @@ import { AcpServer } from '../server.js'
 
 export { AcpServer }
 export const name = 'acp-server'
-export const inject = ['sessions', 'agents', 'llm', 'tools', 'permission', 'approval', 'credentials', 'settings']
+export const inject = ['host', 'sessions', 'llm', 'tools', 'permission', 'credentials', 'settings']
 export const Config = z.object({
   /** Session defaults (a transport's flags override them per connection). */
   provider: z.string().min(1).optional(),

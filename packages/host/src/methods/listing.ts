@@ -51,6 +51,8 @@ export async function listSessions(h: HostCore, _conn: Conn, p: In<'session/list
   const start = p.cursor ? decodeCursor(p.cursor) : undefined
   const needle = p.query?.trim().toLowerCase()
   const out: Summary[] = []
+  // the cursor is the store's sort key of the last item shown (an open session's summary may be newer than its stored line)
+  let last: SessionInfo | undefined
   let more = false
   for (const info of infos) {
     if (start && !after(info, start)) continue
@@ -65,8 +67,9 @@ export async function listSessions(h: HostCore, _conn: Conn, p: In<'session/list
       break
     }
     out.push(summary(h, info))
+    last = info
   }
-  return { sessions: out, nextCursor: more && out.length ? encodeCursor(out.at(-1)!) : null }
+  return { sessions: out, nextCursor: more && last ? encodeCursor(last) : null }
 }
 
 export async function getSession(h: HostCore, _conn: Conn, p: In<'session/get'>): Promise<Out<'session/get'>> {

@@ -65,12 +65,14 @@ const isRemote = (events: readonly SessionEvent[]) => events.some((e) => e.type 
 
 /** Registers the per-session tools: `question` when the owner answers questions, and the client's own. */
 function sessionTools(h: HostCore, hosted: Hosted, conn: Conn, specs: In<'session/create'>['tools'], schemas: ReturnType<typeof checkClientTools>): void {
-  const register = (tool: Parameters<HostCore['ctx']['tools']['register']>[0]) => {
+  const register = (tool: Parameters<HostCore['ctx']['tools']['register']>[0], bypassPreset: boolean) => {
     hosted.disposers.push(h.ctx.tools.register(tool, { sessionId: hosted.id }))
-    hosted.ownTools.add(tool.name)
+    if (bypassPreset) hosted.ownTools.add(tool.name)
   }
-  if (conn.capabilities.questions) register(questionTool(hosted))
-  ;(specs ?? []).forEach((spec, i) => register(clientTool(hosted, spec, schemas[i]!)))
+  // `question` is the harness's own tool: an agent preset's tool set decides over it like any built-in;
+  // a client-defined tool is the client's explicit choice and passes the preset's filter
+  if (conn.capabilities.questions) register(questionTool(hosted), false)
+  ;(specs ?? []).forEach((spec, i) => register(clientTool(hosted, spec, schemas[i]!), true))
 }
 
 async function mountMcp(h: HostCore, hosted: Hosted, servers: In<'session/create'>['mcpServers']): Promise<void> {
