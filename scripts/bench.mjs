@@ -15,7 +15,7 @@ const dshBin = join(root, 'packages/cli/bin/dsh.js')
 
 // Agent runs talk to the testkit's scripted mock model (it answers instantly), so their
 // wall time is dsh's own overhead plus tool execution.
-const { startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
+const { longSessionLog, startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
 const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench' }
 /** A script of `calls` bash steps (`true`), then a final answer. */
@@ -47,6 +47,25 @@ const agentCase = (name, calls, target, runs, extraArgs = []) => ({
   },
 })
 
+/**
+ * A one-shot that resumes a stored session of `events` events (testkit's longSessionLog,
+ * compacted every 50 turns as a real long session would be): start → first request is the
+ * load + derive + the request; compare it with the fresh one-shot's.
+ */
+const resumeCase = (name, events) => ({
+  name, args: ['--profile', 'headless', '--resume', 'long-session', 'one more step'], env: modelEnv, target: 'fresh one-shot + load',
+  setup: ({ home }) => {
+    const cwd = join(home, 'workspace')
+    mkdirSync(join(home, 'sessions'), { recursive: true })
+    mkdirSync(cwd)
+    writeFileSync(join(home, 'sessions', 'long-session.jsonl'), longSessionLog(events, { id: 'long-session', cwd, compactEvery: 50 }))
+  },
+  beforeEach: () => { model.setScript([{ text: 'done' }]); model.requests.length = 0 },
+  afterEach: (result) => {
+    if (model.requests[0]) result.firstRequestMs = model.requests[0].time - result.startedAt
+  },
+})
+
 export const CASES = [
   { name: 'dsh --help', args: ['--help'], target: '≤ 100 ms' },
   { name: 'dsh --version', args: ['--version'], target: '≤ 100 ms' },
@@ -57,6 +76,8 @@ export const CASES = [
   agentCase('headless 1000 steps', 999, '≤ 12 ms/step, flat', 3),
   // the default headless mode runs bash in bubblewrap; this is the same without it
   agentCase('headless 200 steps, no sandbox', 199, undefined, 5, ['--permission-mode', 'danger-full-access']),
+  agentCase('headless 1000 steps, no sandbox', 999, '≤ 10% growth 10→1000, ≤ 100 MB', 3, ['--permission-mode', 'danger-full-access']),
+  resumeCase('headless one-shot resuming a 100,000-event session', 100_000),
 ]
 
 const runsArg = process.argv.indexOf('--runs')
@@ -211,6 +232,13 @@ for (const r of results) {
   if (!r.stepMs) continue
   console.log(`ms per step in ${r.name}, median (min–max): ${Object.entries(r.stepMs).map(([at, v]) => `at ${at}: ${range(v)}`).join(', ')}`)
 }
+for (const r of results) {
+  if (!r.stepMs?.[10] || !r.stepMs?.[1000]) continue
+  console.log(`per-step growth in ${r.name}, step 10 → 1000 (medians): ${round((r.stepMs[1000].median / r.stepMs[10].median - 1) * 100)} % (target ≤ 10 %)`)
+}
+const fresh = byName['headless one-shot, 3 tool calls']?.firstRequestMs
+const resumed = byName['headless one-shot resuming a 100,000-event session']?.firstRequestMs
+if (fresh && resumed) console.log(`start → first request: fresh one-shot ${range(fresh)} ms, resuming a 100,000-event session ${range(resumed)} ms (target: fresh + load)`)
 console.log(`first model request (one-shot): ${byName['headless one-shot, 3 tool calls']?.firstRequestBytes} bytes (target ≤ 12 KB)`)
 console.log(`load + derive ${loadDerive.events} events: median ${loadDerive.medianMs} ms (target ≤ 300 ms)`)
 

@@ -105,4 +105,21 @@ describe('deriveMessages', () => {
     }
     expect(session.deriveMessages()).toEqual([summary('T'), { role: 'user', content: text('e') }])
   })
+
+  it('hands out frozen messages that keep their identity while they stay in the history (adapters cache by it)', () => {
+    const session = new Session({ format: 'dsh-session', version: 1, id: 's', created: 0, cwd: '/' }, [],
+      { write() {}, async flush() {}, async close() {} })
+    session.append('user/message', { id: 'u1', content: text('a') })
+    const [first] = session.deriveMessages()
+    session.append('assistant/message', { id: 'm1', content: text('b'), finish: 'stop' })
+    session.append('history/replace', { fromSeq: 1, toSeq: 1, summary: 'S' })
+    const now = session.deriveMessages()
+    expect(now[0]).toBe(first)
+    for (const m of now) {
+      expect(Object.isFrozen(m)).toBe(true)
+      expect(Object.isFrozen(m.content)).toBe(true)
+      for (const part of m.content) expect(Object.isFrozen(part)).toBe(true)
+    }
+    expect(() => { (now[0] as { role: string }).role = 'assistant' }).toThrow(TypeError)
+  })
 })

@@ -2,7 +2,7 @@ import type { Agent, Session, ToolDefinition } from '@dsh/core'
 import { DshError, type ErrorInfo, type SessionEvent, type UserContent } from '@dsh/protocol'
 import type { ClientRequestName } from '@dsh/host-api'
 import type { ClientRequestParams, ClientRequestResult } from './types.js'
-import { SessionViewer, type EventView } from './views.js'
+import { LazyViews, type EventView } from './views.js'
 import type { Conn } from './connection.js'
 
 export type Status = 'idle' | 'running' | 'waiting'
@@ -24,19 +24,18 @@ interface Cursor { next: number; ready: boolean }
  * One session held open by the host: its agent, owner, subscribers, the prompt queue
  * (one prompt per turn, FIFO, cancel epochs), pending client requests and status. Every
  * client-visible event goes through the durable watcher (`watchDurable`), in seq order,
- * each once per subscriber; views are computed once per event, as it becomes durable.
+ * each once per subscriber; views are computed once per event, in seq order, when first
+ * needed (a resumed session of 100,000 events costs nothing until a client reads its history).
  */
 export class Hosted {
   readonly id: string
   owner: Conn | undefined
   readonly subscribers = new Map<Conn, Cursor>()
-  /** views[seq] for every durable event. */
-  readonly views: EventView[] = []
   readonly pending = new Map<string, Pending>()
   /** Client-defined tools of this session: they bypass the agent preset's filter (`question` does not). */
   readonly ownTools = new Set<string>()
   readonly disposers: (() => void | Promise<void>)[] = []
-  private readonly viewer: SessionViewer
+  private readonly views: LazyViews
   private readonly queue: QueuedPrompt[] = []
   private epoch = 0
   private draining = false
@@ -51,9 +50,7 @@ export class Hosted {
   constructor(readonly session: Session, readonly agent: Agent, tool: (name: string) => ToolDefinition | undefined,
     private readonly onStatus: (hosted: Hosted, status: Status) => void) {
     this.id = session.id
-    this.viewer = new SessionViewer(tool)
-    const durable = session.durableCount
-    for (let i = 0; i < durable; i++) this.views.push(this.viewer.view(session.events[i]!))
+    this.views = new LazyViews(() => session.events, tool)
     this.unwatch = session.watchDurable((batch) => this.deliver(batch))
   }
 
@@ -217,10 +214,12 @@ export class Hosted {
     this.session.append('notice', { level: 'info', message: `prompt ${prompt.id} was dropped: a cancel came before its turn`, source: 'host' })
   }
 
+  /** The view of event `seq`, computed when first asked for (see LazyViews). */
+  viewAt(seq: number): EventView {
+    return this.views.at(seq)
+  }
+
   private deliver(batch: readonly SessionEvent[]): void {
-    for (const event of batch) {
-      if (this.views.length === event.seq) this.views.push(this.viewer.view(event))
-    }
     for (const [conn, cursor] of this.subscribers) {
       if (!cursor.ready) continue
       for (const event of batch) {
@@ -233,6 +232,6 @@ export class Hosted {
 
   private send(conn: Conn, seq: number): void {
     const event = this.session.events[seq]!
-    conn.notify('session/event', { sessionId: this.id, event: event as never, view: (this.views[seq] ?? null) as never })
+    conn.notify('session/event', { sessionId: this.id, event: event as never, view: this.viewAt(seq) as never })
   }
 }

@@ -1,6 +1,6 @@
 export * from './types.js'
 export { HostService } from './service.js'
-export { viewOf, viewsOf, SessionViewer, type EventView, type Presenter } from './views.js'
+export { viewOf, viewsOf, LazyViews, SessionViewer, type EventView, type Presenter } from './views.js'
 export { forkCut } from './methods/sessions.js'
 export { QUESTION_TOOL } from './tools.js'
 export { startingChoice, effortOf } from './defaults.js'

@@ -63,3 +63,46 @@ export function viewsOf(events: readonly SessionEvent[], tool: (name: string) =>
   const viewer = new SessionViewer(tool)
   return events.map((e) => viewer.view(e))
 }
+
+/**
+ * Views of a live session's log computed on demand, each at most once: `at(seq)` costs one
+ * view plus a type check per event not indexed yet (never the views before it), so opening a
+ * long session costs nothing until a client reads its history. Gives what `viewsOf` gives
+ * for every event of a log whose call ids are unique (the agent keeps them unique); a result
+ * takes the arguments of the latest call with its id before it.
+ */
+export class LazyViews {
+  private readonly views = new Map<number, EventView>()
+  /** callId → seqs of its `tool/call` events, for events [0, indexed). */
+  private readonly calls = new Map<string, number[]>()
+  private indexed = 0
+
+  constructor(private readonly events: () => readonly SessionEvent[], private readonly tool: (name: string) => ToolDefinition | undefined) {}
+
+  at(seq: number): EventView {
+    const cached = this.views.get(seq)
+    if (cached !== undefined) return cached
+    const events = this.events()
+    const event = events[seq]
+    if (!event || (event.type !== 'tool/call' && event.type !== 'tool/result')) return null
+    for (; this.indexed < seq; this.indexed++) {
+      const e = events[this.indexed]!
+      if (e.type !== 'tool/call') continue
+      const id = (e.data as { callId: string }).callId
+      const seqs = this.calls.get(id)
+      if (seqs) seqs.push(e.seq)
+      else this.calls.set(id, [e.seq])
+    }
+    const view = viewOf(event, { tool: this.tool, argsOf: (callId) => this.argsBefore(events, callId, seq) })
+    this.views.set(seq, view)
+    return view
+  }
+
+  private argsBefore(events: readonly SessionEvent[], callId: string, seq: number): Json {
+    const seqs = this.calls.get(callId) ?? []
+    for (let i = seqs.length - 1; i >= 0; i--) {
+      if (seqs[i]! < seq) return (events[seqs[i]!]!.data as { args?: Json }).args ?? null
+    }
+    return null
+  }
+}

@@ -2,7 +2,10 @@ import * as fsPlugin from '@dsh/exec/fs'
 import * as sandboxPlugin from '@dsh/exec/sandbox'
 import * as shellPlugin from '@dsh/exec/shell'
 import * as subprocessPlugin from '@dsh/exec/subprocess'
-import { viewOf, viewsOf } from '@dsh/host'
+import { LazyViews, viewOf, viewsOf } from '@dsh/host'
+import type { Json, SessionEvent } from '@dsh/protocol'
+import type { ToolDefinition } from '@dsh/core'
+import { z } from 'zod'
 import * as bashPlugin from '@dsh/tools-builtin/bash'
 import * as filesPlugin from '@dsh/tools-builtin/files'
 import * as searchPlugin from '@dsh/tools-builtin/search'
@@ -54,5 +57,34 @@ describe('views', () => {
     expect(page.hasMore).toBe(true)
     // viewOf is pure: events other than calls and results have no view
     expect(viewOf(stored.events[0]!, { tool: () => undefined, argsOf: () => null })).toBeNull()
+  })
+
+  it('LazyViews: each view on demand, in any order, equals viewsOf; asking for a late event computes no earlier view', () => {
+    const events: SessionEvent[] = []
+    const push = (type: string, data: unknown) => events.push({ type, seq: events.length, time: 0, data: data as Json })
+    for (let i = 0; i < 200; i++) {
+      push('step/start', { turn: 1, step: i + 1 })
+      push('tool/call', { callId: `c${i}`, name: 'bash', args: { command: `echo ${i}`, description: `step ${i}` } })
+      push('tool/result', { callId: `c${i}`, name: 'bash', content: [{ type: 'text', text: `${i}\n[exit code: 0]` }], isError: false })
+    }
+    const presented: string[] = []
+    // a presenter that shows the call's arguments in the result card (so a wrong call lookup shows)
+    const def = {
+      name: 'bash', parameters: z.object({ command: z.string(), description: z.string() }),
+      presentResult: (args: { command: string }) => ({ card: 'test', command: args.command }),
+    } as unknown as ToolDefinition
+    const tool = (name: string) => {
+      presented.push(name)
+      return def
+    }
+    const expected = viewsOf(events, () => def)
+    const lazy = new LazyViews(() => events, tool)
+    expect(lazy.at(events.length - 1)).toEqual(expected.at(-1))
+    expect(presented).toHaveLength(1) // the last result's view only
+    const order = events.map((e) => e.seq).sort((a, b) => ((a * 7919) % 601) - ((b * 7919) % 601))
+    for (const seq of order) expect(lazy.at(seq)).toEqual(expected[seq])
+    expect(presented).toHaveLength(400) // each call and result once, never twice
+    expect(expected[2]).toMatchObject({ kind: 'tool-result', callId: 'c0', card: { card: 'test', command: 'echo 0' } })
+    expect(expected[599]).toMatchObject({ card: { command: 'echo 199' } })
   })
 })

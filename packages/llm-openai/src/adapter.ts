@@ -5,7 +5,7 @@
  */
 import type { GenerateRequest, LlmAdapter, ProviderEndpoint, StreamChunk } from '@dsh/protocol'
 import { ChatStreamDecoder } from './decode.js'
-import { buildChatRequest } from './request.js'
+import { serializeChatRequest } from './body.js'
 import { DEFAULT_IDLE_TIMEOUT_MS, postSse, toFailure } from '@dsh/core'
 
 export function chatCompletionsUrl(baseUrl: string): string {
@@ -18,7 +18,7 @@ async function* streamChat(req: GenerateRequest, endpoint: ProviderEndpoint): As
     const events = postSse({
       url: chatCompletionsUrl(endpoint.baseUrl),
       headers: { authorization: `Bearer ${endpoint.apiKey}`, ...endpoint.headers },
-      body: buildChatRequest(req),
+      body: serializeChatRequest(req),
       signal: req.signal,
       idleTimeoutMs: endpoint.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       provider: endpoint.id,

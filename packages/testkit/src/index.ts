@@ -7,3 +7,4 @@ export type { MockProtocol, RequestView } from './mock-model/expect.js'
 export { requestsFromLog, expectedBodies } from './log-check.js'
 export type { LoggedRequest } from './log-check.js'
 // Test-tree helpers (they use vitest) live in the `@dsh/testkit/tree` entry, not here.
+export { longSessionLog } from './long-log.js'

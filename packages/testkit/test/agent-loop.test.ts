@@ -246,6 +246,19 @@ describe('agent loop', () => {
     ])
   })
 
+  it('remembered allow-always: the incremental scan sees decisions logged after an earlier question, by anyone, and only allow-always', async () => {
+    const { root, session } = await tree([{ text: 'unused' }])
+    expect(root.approval.remembered(session, 'tool:a')).toBe(false) // scans the log so far
+    for (let i = 0; i < 50; i++) session.append('notice', { level: 'warn', message: `filler ${i}`, source: 'test' })
+    session.append('approval/decision', { id: 'x1', outcome: 'allow-once', scope: 'tool:b' })
+    session.append('approval/decision', { id: 'x2', outcome: 'allow-always', scope: 'tool:a' })
+    expect(root.approval.remembered(session, 'tool:a')).toBe(true)
+    expect(root.approval.remembered(session, 'tool:b')).toBe(false)
+    session.append('approval/decision', { id: 'x3', outcome: 'allow-always', scope: 'tool:b' })
+    expect(root.approval.remembered(session, 'tool:b')).toBe(true)
+    expect(root.approval.remembered(session, 'tool:c')).toBe(false)
+  })
+
   it('keeps call ids unique in a session when the provider repeats one', async () => {
     const { session, agent } = await tree([
       { toolCalls: [{ id: 'dup', name: 'echo', arguments: { text: 'a' } }] },

@@ -6,6 +6,7 @@ import {
 import type { Session } from '../session/session.js'
 import { runToolCalls } from '../tools/pipeline.js'
 import type { ToolProgress } from '../tools/define.js'
+import { jsonEqual } from './json-equal.js'
 import { consumeStream, type StreamOutcome } from './stream.js'
 import type { AgentOptions, QueuedMessage, RetryDecision, StepRequest, TurnOutcome } from './types.js'
 
@@ -13,8 +14,6 @@ type StepResult =
   | { kind: 'ok'; toolCalls: number; finish: StreamOutcome['finish']; usage?: Usage }
   | { kind: 'aborted'; usage?: Usage }
   | { kind: 'error'; error: ErrorInfo }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -227,7 +226,7 @@ export class Agent {
     const request = await ctx.waterfall('agent/request', this, base, async () => base)
     const header = { system: request.system, tools: request.tools, config: request.config }
     const last = session.last('request/header')?.data
-    if (!last || !sameJson(last, header)) session.append('request/header', header)
+    if (!last || !jsonEqual(last, header)) session.append('request/header', header)
     return request
   }
 

@@ -87,6 +87,7 @@ export function httpFailure(status: number, body: string, headers: HeaderReader,
 export interface SseRequest {
   url: string
   headers: Record<string, string>
+  /** Sent as JSON: a string is taken as the JSON text itself (already serialised), anything else is `JSON.stringify`ed. */
   body: unknown
   signal: AbortSignal
   idleTimeoutMs: number
@@ -103,11 +104,12 @@ interface HttpResponse { status: number; headers: HeaderReader; body: IncomingMe
  * POST over node:http(s) rather than fetch: undici (fetch) costs ~8 MB of resident memory
  * on first use, paid by every dsh process; node's agent keeps connections alive the same way.
  */
-function httpPost(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpResponse> {
+function httpPost(url: string, headers: Record<string, string>, text: string, signal: AbortSignal): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url)
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest
-    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const body = Buffer.from(text, 'utf8') // encoded once: its length is the content-length
+    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
       // read errors surface through the body's iterator; this only keeps them from being unhandled
       res.on('error', () => {})
       signal.addEventListener('abort', () => res.destroy(new Error('aborted')), { once: true })
@@ -174,7 +176,7 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
     let response: HttpResponse
     arm()
     try {
-      response = await httpPost(req.url, { 'content-type': 'application/json', accept: 'text/event-stream', ...req.headers }, JSON.stringify(req.body), controller.signal)
+      response = await httpPost(req.url, { 'content-type': 'application/json', accept: 'text/event-stream', ...req.headers }, typeof req.body === 'string' ? req.body : JSON.stringify(req.body), controller.signal)
       if (response.status < 200 || response.status > 299) {
         const text = await readAll(response.body).catch(() => '')
         throw new AttemptFailure(httpFailure(response.status, text, response.headers, req.provider, req.apiKey))

@@ -29,6 +29,8 @@ export class ApprovalService extends Service {
   /** null: this session (and its subagents) has an owner that cannot answer: reject, never the fallback. */
   private readonly perSession = new Map<string, Answerer | null>()
   private readonly counter = { n: 0 }
+  /** Per session: the allow-always scope keys logged in events [0, scanned) (a log only grows). */
+  private readonly always = new WeakMap<Session, { scanned: number; scopes: Set<string> }>()
 
   constructor(ctx: Context) {
     super(ctx, 'approval')
@@ -79,14 +81,22 @@ export class ApprovalService extends Service {
     return this.fallback.answerer
   }
 
-  /** Whether an allow-always decision in this session covers the scope key. */
+  /**
+   * Whether an allow-always decision logged in this session covers the scope key. Reads
+   * only the events appended since the previous question (each question costs O(new events)).
+   */
   remembered(session: Session, key: string): boolean {
-    for (const event of session.events) {
+    let seen = this.always.get(session)
+    if (!seen) this.always.set(session, seen = { scanned: 0, scopes: new Set() })
+    const { events } = session
+    for (let i = seen.scanned; i < events.length; i++) {
+      const event = events[i]!
       if (event.type !== 'approval/decision') continue
       const data = event.data as { outcome: ApprovalOutcome; scope?: string }
-      if (data.outcome === 'allow-always' && data.scope === key) return true
+      if (data.outcome === 'allow-always' && typeof data.scope === 'string') seen.scopes.add(data.scope)
     }
-    return false
+    seen.scanned = events.length
+    return seen.scopes.has(key)
   }
 
   async request(session: Session, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {

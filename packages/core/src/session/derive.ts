@@ -22,7 +22,8 @@ export interface HistoryItem {
  *   range, so a later replace may cover an earlier one) and puts one user message
  *   `SUMMARY_PREFIX + summary` in their place (or, when nothing was covered, before the
  *   first item whose span starts after fromSeq).
- * Messages share the (frozen) content arrays of their events; callers must not mutate them.
+ * Messages are frozen and share the (frozen) content arrays of their events; a message
+ * keeps its identity for as long as it stays in the history (adapters cache by it).
  */
 export class MessageDeriver {
   private readonly entries: HistoryItem[] = []
@@ -61,11 +62,11 @@ export class MessageDeriver {
   }
 
   private add(seq: number, message: ModelMessage): void {
-    this.entries.push({ lo: seq, hi: seq, message, summary: false })
+    this.entries.push({ lo: seq, hi: seq, message: Object.freeze(message), summary: false })
   }
 
   private replace({ fromSeq, toSeq, summary }: SessionEventMap['history/replace']): void {
-    const message: ModelMessage = { role: 'user', content: [{ type: 'text', text: SUMMARY_PREFIX + summary }] }
+    const message: ModelMessage = Object.freeze({ role: 'user', content: Object.freeze([Object.freeze({ type: 'text', text: SUMMARY_PREFIX + summary })]) } as ModelMessage)
     const { entries } = this
     let at = -1
     let write = 0

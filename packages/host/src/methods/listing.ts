@@ -149,9 +149,10 @@ export async function history(h: HostCore, _conn: Conn, p: In<'session/history'>
   if (p.afterSeq === undefined && p.beforeSeq !== undefined) from = Math.max(lo, hi - limit)
   else to = Math.min(hi, lo + limit)
   const hosted = h.hosted.get(p.sessionId)
-  const views = hosted ? hosted.views : viewsOf(events.slice(0, to), (name) => h.ctx.tools.get(name, p.sessionId))
+  const stored = hosted ? undefined : viewsOf(events.slice(0, to), (name) => h.ctx.tools.get(name, p.sessionId))
+  const viewAt = (seq: number) => (hosted ? hosted.viewAt(seq) : stored?.[seq] ?? null)
   const items = []
-  for (let seq = from; seq < to; seq++) items.push({ event: events[seq]! as never, view: (views[seq] ?? null) as never })
+  for (let seq = from; seq < to; seq++) items.push({ event: events[seq]! as never, view: viewAt(seq) as never })
   const hasMore = p.afterSeq === undefined && p.beforeSeq !== undefined ? from > lo : to < hi
   return { items, lastSeq: events.length - 1, hasMore }
 }
