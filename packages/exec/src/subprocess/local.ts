@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError } from '@dsh/protocol'
+import { ChannelFactory, type Channel } from './channel.js'
 import { groupHasLiveMembers } from './procfs.js'
 import type { SpawnOptions, SpawnResult, SubprocessSeam } from './types.js'
 
@@ -25,14 +26,18 @@ export interface LocalSubprocessOptions {
 /** The local provider of `ctx.subprocess`. Live groups are SIGKILLed when the plugin or the process goes away. */
 export class LocalSubprocess extends Service implements SubprocessSeam {
   private readonly live = new Set<number>()
+  private readonly channels = new ChannelFactory()
 
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
-    const onExit = () => this.killAll()
+    const onExit = () => {
+      this.killAll()
+      this.channels.close()
+    }
     process.on('exit', onExit)
     ctx.effect(() => () => {
       process.off('exit', onExit)
-      this.killAll()
+      onExit()
     })
   }
 
@@ -42,17 +47,36 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     this.live.clear()
   }
 
-  run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
-    if (argv.length === 0) return Promise.reject(new DshError('SPAWN_FAILED', 'Empty command line.'))
-    if (options.signal?.aborted) return Promise.resolve({ exitCode: null, signal: null, timedOut: false, aborted: true })
+  async run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
+    if (argv.length === 0) throw new DshError('SPAWN_FAILED', 'Empty command line.')
+    const aborted = { exitCode: null, signal: null, timedOut: false, aborted: true }
+    if (options.signal?.aborted) return aborted
+    // where sockets cannot be made, a plain pipe (a new buffer per read)
+    const channel = await this.channels.take().catch(() => undefined)
+    if (options.signal?.aborted) {
+      channel?.reader.destroy()
+      channel?.childEnd.destroy()
+      return aborted
+    }
+    return this.spawn(argv, options, channel)
+  }
+
+  private spawn(argv: string[], options: SpawnOptions, channel: Channel | undefined): Promise<SpawnResult> {
     const grace = options.killGraceMs ?? this.options.killGraceMs
     return new Promise<SpawnResult>((resolve, reject) => {
-      const child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
-        cwd: options.cwd,
-        env: options.env ?? process.env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      })
+      let child
+      try {
+        child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
+          cwd: options.cwd,
+          env: options.env ?? process.env,
+          detached: true,
+          stdio: ['ignore', channel ? channel.childEnd : 'pipe', 'ignore'],
+        })
+      } finally {
+        // the child holds its own copy now: EOF comes when the child's side closes
+        channel?.childEnd.destroy()
+      }
+      const stdout = channel ? channel.reader : child.stdout!
       let timedOut = false
       let aborted = false
       let terminating = false
@@ -99,14 +123,20 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
 
       child.once('error', (error) => {
         stopWatching()
+        stdout.destroy()
         if (pgid !== undefined) this.live.delete(pgid)
         reject(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${options.cwd}: ${error.message}`, { cause: error }))
       })
       if (pgid === undefined) return
       this.live.add(pgid)
       options.onSpawn?.(pgid)
-      child.stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
-      child.stdout.once('close', () => {
+      if (channel) {
+        channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
+      } else {
+        stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
+      }
+      stdout.on('error', () => stdout.destroy())
+      stdout.once('close', () => {
         closed = true
         finish()
       })
@@ -116,7 +146,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         // Leftovers hold the pipe open: end them so the stream closes.
         if (groupHasLiveMembers(pgid, false)) {
           terminate()
-          timers.push(setTimeout(() => child.stdout.destroy(), grace + 1000))
+          timers.push(setTimeout(() => stdout.destroy(), grace + 1000))
         }
         finish()
       })
