@@ -101,3 +101,22 @@ describe('output channels', () => {
     }
   })
 })
+
+describe('the spare channel', () => {
+  it('does not keep a process alive: a script that ran one command exits by itself', async () => {
+    const { spawnSync } = await import('node:child_process')
+    const script = `
+      import { Context } from '@deepseek-ai/cordis'
+      import * as sp from './packages/exec/dist/plugins/subprocess.js'
+      const ctx = new Context()
+      await ctx.plugin(sp, sp.Config.parse({}))
+      const r = await ctx.subprocess.run(['echo', 'hi'], { cwd: '/' })
+      console.log('ran', r.exitCode)`
+    const root = path.resolve(import.meta.dirname, '..', '..', '..')
+    // the built package (npm test builds first): a plain node process, as dsh runs
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 15_000 })
+    expect(out.stderr).toBe('')
+    expect(out.stdout).toBe('ran 0\n')
+    expect(out.signal).toBeNull()
+  })
+})

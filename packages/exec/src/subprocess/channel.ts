@@ -93,6 +93,9 @@ export class ChannelFactory {
       this.waiting.delete(token)
     }
     reader.removeAllListeners('error')
+    // a spare must not keep the process alive; `take` refs the reader of a channel in use
+    reader.unref()
+    channel.childEnd.unref()
     return channel
   }
 
@@ -102,7 +105,10 @@ export class ChannelFactory {
     const next = this.spare ?? this.make()
     this.spare = this.make()
     this.spare.catch(() => { this.spare = undefined })
-    return next
+    return next.then((channel) => {
+      channel.reader.ref()
+      return channel
+    })
   }
 
   /** Closes the listener and the spare, removes the directory (synchronously: also used at exit). Idempotent. */
