@@ -82,6 +82,8 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       let terminating = false
       let exit: { code: number | null; signal: string | null } | undefined
       let closed = false
+      /** Whether the group still had live members when the leader exited. */
+      let leftovers = true
       const timers: NodeJS.Timeout[] = []
       let timeoutTimer: NodeJS.Timeout | undefined
       const pgid = child.pid
@@ -105,7 +107,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         if (!exit || !closed) return
         stopWatching()
         const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
-        if (pgid === undefined || !groupHasLiveMembers(pgid, false)) {
+        // a group empty at the leader's exit stays empty (only members add members), so
+        // the /proc scan is not repeated then
+        if (pgid === undefined || !leftovers || !groupHasLiveMembers(pgid, false)) {
           if (pgid !== undefined) this.live.delete(pgid)
           return resolve(done)
         }
@@ -144,7 +148,8 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         exit = { code, signal }
         clearTimeout(timeoutTimer)
         // Leftovers hold the pipe open: end them so the stream closes.
-        if (groupHasLiveMembers(pgid, false)) {
+        leftovers = groupHasLiveMembers(pgid, false)
+        if (leftovers) {
           terminate()
           timers.push(setTimeout(() => stdout.destroy(), grace + 1000))
         }
