@@ -39,13 +39,17 @@ await new Promise((r) => setTimeout(r, 50))
 const policy = (mode) => ({ mode, cwd: ws, writableRoots: [ws], tmpRoot: tmp, network: false })
 const modes = ['danger-full-access', 'workspace-write', 'read-only']
 
-async function perCall(mode) {
+/** Wall ms per call, and this process's CPU ms per call (fork, spawn, /proc scans: less noisy on a loaded machine). */
+async function perCall(mode, cpu) {
   const p = policy(mode)
   const t0 = process.hrtime.bigint()
+  const u0 = process.cpuUsage()
   for (let i = 0; i < CALLS; i++) {
     const r = await ctx.shell.run('true', { policy: p })
     if (r.exitCode !== 0) throw new Error(`${mode}: exit ${r.exitCode} ${r.output}`)
   }
+  const u = process.cpuUsage(u0)
+  cpu?.push((u.user + u.system) / 1000 / CALLS)
   return Number(process.hrtime.bigint() - t0) / 1e6 / CALLS
 }
 
@@ -62,6 +66,7 @@ const fmt = (v) => `${median(v).toFixed(2)} (${Math.min(...v).toFixed(2)}–${Ma
 
 for (const m of modes) await perCall(m) // warm: probe, hard-link scan, page cache
 const results = {}
+const cpus = {}
 let ballast
 for (const heap of ['small heap', 'heap +400 MB']) {
   if (heap !== 'small heap') {
@@ -69,18 +74,18 @@ for (const heap of ['small heap', 'heap +400 MB']) {
     ballast = Array.from({ length: 400 }, () => Buffer.alloc(1 << 20, 1))
   }
   for (let r = 0; r < ROUNDS; r++) {
-    for (const m of modes) ((results[`${m}, ${heap}`] ??= [])).push(await perCall(m))
+    for (const m of modes) ((results[`${m}, ${heap}`] ??= [])).push(await perCall(m, (cpus[`${m}, ${heap}`] ??= [])))
   }
 }
 const wraps = {}
 for (let r = 0; r < ROUNDS; r++) for (const m of modes.slice(1)) ((wraps[m] ??= [])).push(await perWrap(m))
 void ballast
 
-const rows = [['case', `ms per call, median (min–max) of ${ROUNDS} rounds × ${CALLS} calls`]]
-for (const [name, v] of Object.entries(results)) rows.push([`shell.run true, ${name}`, fmt(v)])
-for (const [name, v] of Object.entries(wraps)) rows.push([`sandbox.wrap only, ${name}`, fmt(v)])
-const w = Math.max(...rows.map((r) => r[0].length))
-for (const r of rows) console.log(`${r[0].padEnd(w)}  ${r[1]}`)
+const rows = [['case', `wall ms per call, median (min–max) of ${ROUNDS} rounds × ${CALLS} calls`, 'dsh CPU ms per call']]
+for (const [name, v] of Object.entries(results)) rows.push([`shell.run true, ${name}`, fmt(v), fmt(cpus[name])])
+for (const [name, v] of Object.entries(wraps)) rows.push([`sandbox.wrap only, ${name}`, fmt(v), ''])
+const w = [0, 1].map((i) => Math.max(...rows.map((r) => r[i].length)))
+for (const r of rows) console.log(`${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2]}`)
 const ratio = (a, b) => (median(results[a]) / median(results[b])).toFixed(2)
 console.log(`\nsandboxed/unsandboxed (workspace-write): ${ratio('workspace-write, small heap', 'danger-full-access, small heap')}×; large/small heap (workspace-write): ${ratio('workspace-write, heap +400 MB', 'workspace-write, small heap')}×`)
 rmSync(scratch, { recursive: true, force: true })
