@@ -93,6 +93,8 @@ export class ChannelFactory {
       this.waiting.delete(token)
     }
     reader.removeAllListeners('error')
+    // an idle spare has no other listener: a reset must not be an uncaught error
+    reader.on('error', () => reader.destroy())
     // a spare must not keep the process alive; `take` refs the reader of a channel in use
     reader.unref()
     channel.childEnd.unref()
