@@ -23,20 +23,33 @@ export interface LocalShellOptions extends SinkLimits {
   spillDir?: (policy: ExecPolicy) => string
 }
 
-const DENIAL = 'Read-only file system'
+const DENIAL = Buffer.from('Read-only file system')
 
-/** Spots a sandbox refusal in streamed text (the phrase may straddle chunks). */
-class DenialDetector {
+/**
+ * Spots a sandbox refusal in the streamed bytes (the phrase may straddle chunks). Works on
+ * bytes, so a command printing gigabytes is scanned without decoding it to strings.
+ */
+export class DenialDetector {
   found = false
-  private carry = ''
+  private carry = Buffer.alloc(0)
   constructor(private readonly active: boolean) {}
-  feed(text: string): void {
+  feed(chunk: Buffer): void {
     if (!this.active || this.found) return
-    const s = this.carry + text
-    if (s.includes(DENIAL)) this.found = true
-    this.carry = s.slice(-DENIAL.length)
+    if (chunk.indexOf(DENIAL) !== -1) return void (this.found = true)
+    const edge = Buffer.concat([this.carry, chunk.subarray(0, DENIAL.length - 1)])
+    if (edge.indexOf(DENIAL) !== -1) return void (this.found = true)
+    const joined = chunk.length >= DENIAL.length - 1 ? chunk : edge
+    this.carry = Buffer.from(joined.subarray(Math.max(0, joined.length - (DENIAL.length - 1))))
   }
 }
+
+/**
+ * `onData` gets the stream as text until this many bytes have been passed (the chunk that
+ * crosses it included), then nothing more: decoding a runaway stream to strings is what
+ * grows the heap (young-generation garbage). 4 MiB is more than 1,000,000 UTF-16 units of
+ * any UTF-8 text (≤ 3 bytes per unit), the bash tool's live cap.
+ */
+export const LIVE_TEXT_BYTES = 4 * 1024 * 1024
 
 interface Job {
   info: JobInfo
@@ -86,6 +99,7 @@ export class LocalShell extends Service implements ShellSeam {
     const { argv, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
     const decoder = new StringDecoder('utf8')
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs
+    let live = 0
     let result: SpawnResult
     try {
       result = await this.subprocess.run(argv, {
@@ -93,11 +107,14 @@ export class LocalShell extends Service implements ShellSeam {
         env,
         timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
+        reuseBuffer: true,
         onData: (chunk) => {
           sink.write(chunk)
+          detector.feed(chunk)
+          if (!options.onData || live > LIVE_TEXT_BYTES) return
+          live += chunk.length
           const text = decoder.write(chunk)
-          detector.feed(text)
-          if (text) options.onData?.(text)
+          if (text) options.onData(text)
         },
       })
     } finally {
@@ -127,23 +144,33 @@ export class LocalShell extends Service implements ShellSeam {
       id, command, cwd, mode: options.policy.mode, startedAt: Date.now(),
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
     }
-    const decoder = new StringDecoder('utf8')
     const job: Job = { info, sink, unread, detector, controller, done: Promise.resolve() }
+    // the job's info carries its pid: returned once the process is spawned (or failed to)
+    let spawned = () => {}
+    const started = new Promise<void>((resolve) => { spawned = resolve })
     job.done = this.subprocess.run(argv, {
       cwd,
       env,
       signal: controller.signal,
-      onSpawn: (pid) => { info.pid = pid },
+      reuseBuffer: true,
+      onSpawn: (pid) => {
+        info.pid = pid
+        spawned()
+      },
       onData: (chunk) => {
         sink.write(chunk)
         unread.write(chunk)
-        detector.feed(decoder.write(chunk))
+        detector.feed(chunk)
       },
     }).then(
       (result) => { job.result = wrapped ? { ...result, ...sandboxedExit(result) } : result },
       (error: unknown) => { job.error = (error as Error).message },
-    ).finally(() => sink.close())
+    ).finally(() => {
+      sink.close()
+      spawned()
+    })
     this.table.set(id, job)
+    await started
     return { ...info }
   }
 

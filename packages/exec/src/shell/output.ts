@@ -25,17 +25,51 @@ function decodeTail(buf: Buffer): string {
   return buf.subarray(start).toString('utf8')
 }
 
+/** The last `size` bytes written, in one buffer allocated once. */
+class Ring {
+  private readonly buf: Buffer
+  private pos = 0
+  private full = false
+  constructor(private readonly size: number) {
+    this.buf = Buffer.allocUnsafe(size)
+  }
+
+  write(chunk: Uint8Array): void {
+    const n = this.size
+    if (chunk.length >= n) {
+      this.buf.set(chunk.subarray(chunk.length - n))
+      this.pos = 0
+      this.full = true
+      return
+    }
+    const first = Math.min(n - this.pos, chunk.length)
+    this.buf.set(chunk.subarray(0, first), this.pos)
+    if (first < chunk.length) {
+      this.buf.set(chunk.subarray(first), 0)
+      this.pos = chunk.length - first
+      this.full = true
+    } else {
+      this.pos += first
+      if (this.pos === n) [this.pos, this.full] = [0, true]
+    }
+  }
+
+  contents(): Buffer {
+    return this.full ? Buffer.concat([this.buf.subarray(this.pos), this.buf.subarray(0, this.pos)]) : Buffer.from(this.buf.subarray(0, this.pos))
+  }
+}
+
 /**
  * Collects a stream with bounded memory: everything while it fits in `maxBytes`, then
- * the stream goes to a 0600 spill file (created lazily at `spillPath()`) and only a
- * tail of at most 2×maxBytes stays in memory. `finish()` returns the tail (at most
+ * the stream goes to a 0600 spill file (created lazily at `spillPath()`) and only its last
+ * maxBytes stay in memory, in one buffer (nothing is allocated per chunk). `write` copies
+ * what it keeps, so a chunk may be a reused buffer. `finish()` returns the tail (at most
  * maxBytes and maxLines, starting at a line boundary when it was cut) and, when
  * anything was cut, where the whole stream is.
  */
 export class OutputSink {
   private head: Buffer[] = []
-  private tail: Buffer[] = []
-  private tailBytes = 0
+  private tail: Ring | undefined
   private fd: number | undefined
   private path: string | undefined
   private lastByte = -1
@@ -76,9 +110,11 @@ export class OutputSink {
     } catch (error) {
       this.path = `(not saved: ${(error as Error).message})`
     }
-    for (const chunk of this.head) this.spillWrite(chunk)
-    this.tail = this.head
-    this.tailBytes = this.tail.reduce((n, c) => n + c.length, 0)
+    this.tail = new Ring(this.limits.maxBytes)
+    for (const chunk of this.head) {
+      this.spillWrite(chunk)
+      this.tail.write(chunk)
+    }
     this.head = []
   }
 
@@ -88,23 +124,12 @@ export class OutputSink {
     this.newlines += countLines(chunk)
     this.lastByte = chunk[chunk.length - 1]!
     if (this.path === undefined) {
-      this.head.push(chunk)
-      if (this.totalBytes <= this.limits.maxBytes) return
-      this.openSpill()
-      return this.compact()
+      this.head.push(Buffer.from(chunk))
+      if (this.totalBytes > this.limits.maxBytes) this.openSpill()
+      return
     }
     this.spillWrite(chunk)
-    this.tail.push(chunk)
-    this.tailBytes += chunk.length
-    this.compact()
-  }
-
-  private compact(): void {
-    if (this.tailBytes <= 2 * this.limits.maxBytes) return
-    const joined = Buffer.concat(this.tail)
-    const kept = joined.subarray(joined.length - this.limits.maxBytes)
-    this.tail = [Buffer.from(kept)]
-    this.tailBytes = kept.length
+    this.tail!.write(chunk)
   }
 
   get totalLines(): number {
@@ -120,7 +145,7 @@ export class OutputSink {
   finish(): { output: string; truncation?: Truncation } {
     const cutByLines = this.totalLines > this.limits.maxLines
     if (cutByLines) this.openSpill()
-    const all = Buffer.concat(this.path ? this.tail : this.head)
+    const all = this.tail ? this.tail.contents() : Buffer.concat(this.head)
     this.close()
     if (!this.path) return { output: all.toString('utf8') }
     let buf = all.length > this.limits.maxBytes ? all.subarray(all.length - this.limits.maxBytes) : all
@@ -154,8 +179,9 @@ export class UnreadBuffer {
 
   constructor(private readonly maxBytes: number) {}
 
+  /** Copies what it keeps (a chunk may be a reused buffer). */
   write(chunk: Buffer): void {
-    this.chunks.push(chunk)
+    this.chunks.push(Buffer.from(chunk))
     this.bytes += chunk.length
     if (this.bytes > 2 * this.maxBytes) {
       const joined = Buffer.concat(this.chunks)

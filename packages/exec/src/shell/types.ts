@@ -10,7 +10,7 @@ export interface ShellRunOptions {
   /** Default from the provider's config; 0 disables it. */
   timeoutMs?: number
   signal?: AbortSignal
-  /** The merged stream as text, as it arrives (unbounded: for live UIs only). */
+  /** The merged stream as text, as it arrives, for live UIs: its first 4 MiB or so (`LIVE_TEXT_BYTES`), then nothing; the result holds the tail. */
   onData?: (text: string) => void
 }
 

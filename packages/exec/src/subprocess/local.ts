@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError } from '@dsh/protocol'
+import { ChannelFactory, type Channel } from './channel.js'
 import { groupHasLiveMembers } from './procfs.js'
 import type { SpawnOptions, SpawnResult, SubprocessSeam } from './types.js'
 
@@ -25,14 +26,18 @@ export interface LocalSubprocessOptions {
 /** The local provider of `ctx.subprocess`. Live groups are SIGKILLed when the plugin or the process goes away. */
 export class LocalSubprocess extends Service implements SubprocessSeam {
   private readonly live = new Set<number>()
+  private readonly channels = new ChannelFactory()
 
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
-    const onExit = () => this.killAll()
+    const onExit = () => {
+      this.killAll()
+      this.channels.close()
+    }
     process.on('exit', onExit)
     ctx.effect(() => () => {
       process.off('exit', onExit)
-      this.killAll()
+      onExit()
     })
   }
 
@@ -42,22 +47,43 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     this.live.clear()
   }
 
-  run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
-    if (argv.length === 0) return Promise.reject(new DshError('SPAWN_FAILED', 'Empty command line.'))
-    if (options.signal?.aborted) return Promise.resolve({ exitCode: null, signal: null, timedOut: false, aborted: true })
+  async run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
+    if (argv.length === 0) throw new DshError('SPAWN_FAILED', 'Empty command line.')
+    const aborted = { exitCode: null, signal: null, timedOut: false, aborted: true }
+    if (options.signal?.aborted) return aborted
+    // where sockets cannot be made, a plain pipe (a new buffer per read)
+    const channel = await this.channels.take().catch(() => undefined)
+    if (options.signal?.aborted) {
+      channel?.reader.destroy()
+      channel?.childEnd.destroy()
+      return aborted
+    }
+    return this.spawn(argv, options, channel)
+  }
+
+  private spawn(argv: string[], options: SpawnOptions, channel: Channel | undefined): Promise<SpawnResult> {
     const grace = options.killGraceMs ?? this.options.killGraceMs
     return new Promise<SpawnResult>((resolve, reject) => {
-      const child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
-        cwd: options.cwd,
-        env: options.env ?? process.env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      })
+      let child
+      try {
+        child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
+          cwd: options.cwd,
+          env: options.env ?? process.env,
+          detached: true,
+          stdio: ['ignore', channel ? channel.childEnd : 'pipe', 'ignore'],
+        })
+      } finally {
+        // the child holds its own copy now: EOF comes when the child's side closes
+        channel?.childEnd.destroy()
+      }
+      const stdout = channel ? channel.reader : child.stdout!
       let timedOut = false
       let aborted = false
       let terminating = false
       let exit: { code: number | null; signal: string | null } | undefined
       let closed = false
+      /** Whether the group still had live members when the leader exited. */
+      let leftovers = true
       const timers: NodeJS.Timeout[] = []
       let timeoutTimer: NodeJS.Timeout | undefined
       const pgid = child.pid
@@ -81,7 +107,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         if (!exit || !closed) return
         stopWatching()
         const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
-        if (pgid === undefined || !groupHasLiveMembers(pgid, false)) {
+        // a group empty at the leader's exit stays empty (only members add members), so
+        // the /proc scan is not repeated then
+        if (pgid === undefined || !leftovers || !groupHasLiveMembers(pgid, false)) {
           if (pgid !== undefined) this.live.delete(pgid)
           return resolve(done)
         }
@@ -99,14 +127,20 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
 
       child.once('error', (error) => {
         stopWatching()
+        stdout.destroy()
         if (pgid !== undefined) this.live.delete(pgid)
         reject(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${options.cwd}: ${error.message}`, { cause: error }))
       })
       if (pgid === undefined) return
       this.live.add(pgid)
       options.onSpawn?.(pgid)
-      child.stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
-      child.stdout.once('close', () => {
+      if (channel) {
+        channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
+      } else {
+        stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
+      }
+      stdout.on('error', () => stdout.destroy())
+      stdout.once('close', () => {
         closed = true
         finish()
       })
@@ -114,9 +148,10 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         exit = { code, signal }
         clearTimeout(timeoutTimer)
         // Leftovers hold the pipe open: end them so the stream closes.
-        if (groupHasLiveMembers(pgid, false)) {
+        leftovers = groupHasLiveMembers(pgid, false)
+        if (leftovers) {
           terminate()
-          timers.push(setTimeout(() => child.stdout.destroy(), grace + 1000))
+          timers.push(setTimeout(() => stdout.destroy(), grace + 1000))
         }
         finish()
       })

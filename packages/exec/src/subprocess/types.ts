@@ -8,6 +8,12 @@ export interface SpawnOptions {
   signal?: AbortSignal
   /** stdout and stderr, merged in the order the child wrote them. */
   onData?: (chunk: Buffer) => void
+  /**
+   * `onData`'s chunk may be a view into a buffer reused for the next read (valid during the
+   * call only: copy what you keep). Lets a loud command's output pass without allocating a
+   * buffer per chunk. Default false: each chunk is the caller's to keep.
+   */
+  reuseBuffer?: boolean
   /** Called once with the pid (= the process group id) right after the spawn. */
   onSpawn?: (pid: number) => void
   /** Between SIGTERM and SIGKILL; default from the provider's config (2 s). */
