@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
+import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, patchCache, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
 import { isDshError } from '@dsh/protocol'
 import { DEFAULT_PROFILE, type Args } from './args.js'
 import type { LaunchEnv } from './env.js'
@@ -24,6 +24,7 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   const layerOptions: LayerOptions = {
     profile, home: launch.home, dshRoot: launch.dshRoot,
     overlays: args.patches.map((p) => resolve(launch.cwd, p)),
+    cache: patchCache(launch.home, launch.version),
   }
   const composition = composeProfile(layerOptions)
 
