@@ -1,37 +1,95 @@
-// Start-up work a headless one-shot must not do (decision 0051): modules only some runs
-// use are loaded on first use. Checked in the real process: a --require hook records
-// every CommonJS module in the built dsh's module cache when it exits.
+// Start-up work a headless one-shot must not do (decisions 0051, 0063): modules only some
+// runs use are loaded on first use, and YAML that did not change since the last launch is
+// not parsed again. Checked in the real process: a --require hook records every CommonJS
+// module in the built dsh's module cache when it exits.
 import { startMockModel, type MockModel } from '@dsh/testkit'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runDsh, tempDir } from './helpers/dsh.js'
+import { runDsh, tempDir, type RunResult } from './helpers/dsh.js'
 
 let model: MockModel
 beforeAll(async () => { model = await startMockModel() })
 afterAll(async () => { await model.close() })
 
-/** Runs a one-shot of one bash step and returns the paths of the CommonJS modules it loaded. */
-async function loadedModules(): Promise<string[]> {
+interface Launch { result: RunResult; modules: string[] }
+
+/** A scratch dir whose `launch()` runs a one-shot of one bash step and reports the CommonJS modules it loaded. */
+function scratch(): { dir: string; home: string; launch: (args?: string[]) => Promise<Launch> } {
   const dir = tempDir('dsh-lazy-')
+  const home = join(dir, 'home')
   const hook = join(dir, 'hook.cjs')
   const out = join(dir, 'modules.json')
   writeFileSync(hook, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(require.cache))))\n`)
-  model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'noop' } }] }, { text: 'done' }])
-  const result = await runDsh(['--profile', 'headless', 'go'], {
-    cwd: dir,
-    env: { DSH_HOME: join(dir, 'home'), DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', NODE_OPTIONS: `--require ${hook}` },
-  })
-  expect(result.code, result.stderr).toBe(0)
-  expect(result.stdout).toBe('done\n')
-  return JSON.parse(readFileSync(out, 'utf8')) as string[]
+  const launch = async (args = ['--profile', 'headless', 'go']): Promise<Launch> => {
+    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'noop' } }] }, { text: 'done' }])
+    model.requests.length = 0
+    writeFileSync(out, '[]')
+    const result = await runDsh(args, {
+      cwd: dir,
+      env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', NODE_OPTIONS: `--require ${hook}` },
+    })
+    return { result, modules: JSON.parse(readFileSync(out, 'utf8')) as string[] }
+  }
+  return { dir, home, launch }
 }
+
+const yamlModules = (modules: string[]) => modules.filter((m) => m.includes('/node_modules/yaml/'))
+const cacheDir = (home: string) => join(home, 'cache', 'parsed')
 
 describe('start-up loads only what the run uses', () => {
   it('a headless one-shot never loads ssh2 (the ssh world requires it on first connection)', async () => {
-    const modules = await loadedModules()
-    // the hook sees CommonJS dependencies the run does use (yaml parses the profile)
-    expect(modules.some((m) => m.includes('/node_modules/yaml/'))).toBe(true)
+    const { launch } = scratch()
+    const { result, modules } = await launch()
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toBe('done\n')
+    // the hook sees CommonJS dependencies the run does use (yaml parses the new profile)
+    expect(yamlModules(modules).length).toBeGreaterThan(0)
     expect(modules.filter((m) => m.includes('/node_modules/ssh2/'))).toEqual([])
+  })
+
+  it('a launch whose patch and settings files did not change loads no yaml; the first launch and an edit do', async () => {
+    const { home, launch } = scratch()
+    mkdirSync(home, { recursive: true })
+    writeFileSync(join(home, 'settings.yaml'), 'version: 1\nmodel: cached-model-1\n')
+    const first = await launch()
+    expect(first.result.code, first.result.stderr).toBe(0)
+    expect(yamlModules(first.modules).length).toBeGreaterThan(0)
+    const second = await launch()
+    expect(second.result.code, second.result.stderr).toBe(0)
+    expect(second.result.stdout).toBe('done\n')
+    expect(yamlModules(second.modules)).toEqual([])
+    expect((model.requests[0]?.body as { model?: string }).model).toBe('cached-model-1')
+    // an edit of settings is seen (and parsed), the next launch is cached again
+    writeFileSync(join(home, 'settings.yaml'), 'version: 1\nmodel: cached-model-2\n')
+    const edited = await launch()
+    expect(edited.result.code, edited.result.stderr).toBe(0)
+    expect((model.requests[0]?.body as { model?: string }).model).toBe('cached-model-2')
+    expect(yamlModules(edited.modules).length).toBeGreaterThan(0)
+    expect(yamlModules((await launch()).modules)).toEqual([])
+  })
+
+  it('an edited patch file is seen, a broken one fails closed naming file and line, a corrupt cache is rebuilt', async () => {
+    const { home, launch } = scratch()
+    expect((await launch()).result.code).toBe(0)
+    const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
+    writeFileSync(patch, '- id: agent\n  config: {maxSteps: [\n')
+    const broken = await launch()
+    expect(broken.result.code).toBe(1)
+    expect(broken.result.stderr).toMatch(new RegExp(`^PATCH_SYNTAX: ${patch}:3:1: `, 'm'))
+    expect(broken.result.stderr).not.toMatch(/\n\s+at /)
+    // one step allowed: the scripted bash call is the last thing the agent may do
+    writeFileSync(patch, '- id: agent\n  config: {maxSteps: 1}\n')
+    const limited = await launch()
+    expect(limited.result.stdout).not.toBe('done\n')
+    expect(model.requests).toHaveLength(1)
+    writeFileSync(patch, '')
+    expect((await launch()).result.stdout).toBe('done\n')
+    for (const entry of readdirSync(cacheDir(home))) writeFileSync(join(cacheDir(home), entry), '{"v":1,"key":"x"')
+    const rebuilt = await launch()
+    expect(rebuilt.result.code, rebuilt.result.stderr).toBe(0)
+    expect(rebuilt.result.stdout).toBe('done\n')
+    expect(yamlModules(rebuilt.modules).length).toBeGreaterThan(0)
+    expect(yamlModules((await launch()).modules)).toEqual([])
   })
 })

@@ -58,7 +58,8 @@ export function snapshot(w: Pick<World, 'canary' | 'outside' | 'store' | 'home'>
     outside: listTree(w.outside),
     store: existsSync(w.store) ? readFileSync(w.store, 'utf8') : 'missing',
     config: ['settings.yaml', 'cordis.patch.yml'].map((f) => (existsSync(join(w.home, f)) ? readFileSync(join(w.home, f), 'utf8') : 'missing')).join('\0'),
-    homeFiles: listTree(w.home).filter((p) => !/^(sessions|profiles)(\/|$)/.test(p)),
+    // dsh's own writes: sessions, the profile it creates, its parse cache (decision 0063)
+    homeFiles: listTree(w.home).filter((p) => !/^(sessions|profiles)(\/|$)/.test(p) && !/^cache(\/parsed(\/[0-9a-f]{40}\.json)?)?$/.test(p)),
   }
 }
 

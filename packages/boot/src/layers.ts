@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { DshError } from '@dsh/protocol'
-import { compose } from './compose/compose.js'
-import type { Composition, PatchSource } from './compose/types.js'
+import { cachedParse, codeStamp, DshError, homeParseCacheDir, type ParseCache } from '@dsh/protocol'
+import { composeParsed } from './compose/compose.js'
+import { parsePatch, PATCH_PARSER_URL } from './compose/patch.js'
+import type { Composition, PatchEntry, PatchSource } from './compose/types.js'
 import { PATCH_FILE, type Profile } from './profile.js'
 import { findPackageDir, readManifest } from './resolve.js'
 
@@ -11,7 +12,8 @@ import { findPackageDir, readManifest } from './resolve.js'
  * profile's `cordis.patch.yml` → `$DSH_HOME/cordis.patch.yml` → each overlay
  * (`--patch`, argv order). With `scope: 'bundles'` only the bundle layers.
  * Bundles resolve from the profile's node_modules first, then from dsh's own
- * installation (`dshRoot`).
+ * installation (`dshRoot`). With `cache` (see {@link patchCache}) a file whose text was
+ * parsed before by the same build is not parsed again.
  */
 export interface LayerOptions {
   profile: Profile
@@ -19,6 +21,7 @@ export interface LayerOptions {
   dshRoot: string
   overlays?: readonly string[]
   scope?: 'all' | 'bundles'
+  cache?: ParseCache | undefined
 }
 
 export function readLayers(options: LayerOptions): PatchSource[] {
@@ -38,7 +41,40 @@ export function readLayers(options: LayerOptions): PatchSource[] {
 
 /** Reads and composes the layers (see {@link readLayers}). */
 export function composeProfile(options: LayerOptions): Composition {
-  return compose(readLayers(options))
+  return composeParsed(readLayers(options).map((source) => ({ source, entries: parsePatchCached(source, options.cache) })))
+}
+
+/**
+ * The parse cache of patch files for dsh `version` under `$DSH_HOME/cache/parsed`, keyed
+ * to this build of the patch parser; undefined when the parser's build cannot be identified.
+ */
+export function patchCache(home: string, version: string): ParseCache | undefined {
+  const code = codeStamp(PATCH_PARSER_URL)
+  return code === undefined ? undefined : { dir: homeParseCacheDir(home), stamp: `${version}\0${code}` }
+}
+
+/** {@link parsePatch} through the parse cache (errors are thrown as by parsePatch, never cached). */
+export function parsePatchCached(source: PatchSource, cache: ParseCache | undefined): PatchEntry[] {
+  if (!cache) return parsePatch(source)
+  return cachedParse(cache, 'patch', source.file, source.text, (text) => parsePatch({ ...source, text }).map(toStored)).map(fromStored)
+}
+
+/**
+ * A replacement that removes `config` (`config: ~`) holds `config: undefined`, which JSON
+ * drops: stored, it is `clearConfig: true` instead.
+ */
+type StoredEntry = PatchEntry | (Extract<PatchEntry, { type: 'replace' }> & { clearConfig: true })
+
+function toStored(entry: PatchEntry): StoredEntry {
+  if (entry.type !== 'replace' || !('config' in entry.set) || entry.set.config !== undefined) return entry
+  const { config: _removed, ...set } = entry.set
+  return { ...entry, set, clearConfig: true }
+}
+
+function fromStored(entry: StoredEntry): PatchEntry {
+  if (!('clearConfig' in entry)) return entry
+  const { clearConfig: _flag, ...rest } = entry
+  return { ...rest, set: { ...rest.set, config: undefined } }
 }
 
 export function homePatchFile(home: string): string {

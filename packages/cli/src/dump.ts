@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { composeProfile, dumpComposition, openProfile } from '@dsh/boot'
+import { composeProfile, dumpComposition, openProfile, patchCache } from '@dsh/boot'
 import { DEFAULT_PROFILE, type Args } from './args.js'
 import type { LaunchEnv } from './env.js'
 
@@ -11,6 +11,7 @@ export async function dump(args: Extract<Args, { type: 'run' }>, launch: LaunchE
   const composition = composeProfile({
     profile, home: launch.home, dshRoot: launch.dshRoot, scope,
     overlays: args.patches.map((p) => resolve(launch.cwd, p)),
+    cache: patchCache(launch.home, launch.version),
   })
   const title = `dsh ${launch.version}: ${scope === 'all' ? 'effective' : 'default (bundle layers only)'} rows of profile ${profile.name}`
   process.stdout.write(dumpComposition(composition, [title, 'one `- insert:` of every row; it loads over an empty tree (e.g. as the patch of a profile without bundles)']))

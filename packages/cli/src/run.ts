@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import { composeProfile, homePatchFile, Launcher, Mounter, openProfile, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
+import { composeProfile, homePatchFile, interpretSchemas, Launcher, Mounter, openProfile, patchCache, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
 import { isDshError } from '@dsh/protocol'
 import { DEFAULT_PROFILE, type Args } from './args.js'
 import type { LaunchEnv } from './env.js'
@@ -19,11 +19,13 @@ const SHUTDOWN_WAIT_MS = 2000
  */
 export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEnv): Promise<number> {
   const { io } = launch
+  interpretSchemas()
   const profile = openProfile(launch.home, args.profile ?? DEFAULT_PROFILE)
   for (const note of profile.notes) io.stderr.write(`${note}\n`)
   const layerOptions: LayerOptions = {
     profile, home: launch.home, dshRoot: launch.dshRoot,
     overlays: args.patches.map((p) => resolve(launch.cwd, p)),
+    cache: patchCache(launch.home, launch.version),
   }
   const composition = composeProfile(layerOptions)
 

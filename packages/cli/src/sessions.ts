@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import { composeProfile, openProfile } from '@dsh/boot'
+import { composeProfile, openProfile, patchCache } from '@dsh/boot'
 import type { SessionInfo } from '@dsh/core'
 import { JsonlSessionStore } from '@dsh/persistence'
 import { DEFAULT_PROFILE, type Args } from './args.js'
@@ -36,7 +36,7 @@ export function formatSessions(rows: readonly SessionRow[]): string {
 function sessionsDir(args: Extract<Args, { type: 'sessions' }>, launch: LaunchEnv): string {
   const profile = openProfile(launch.home, args.profile ?? DEFAULT_PROFILE)
   for (const note of profile.notes) launch.io.stderr.write(`${note}\n`)
-  const { rows } = composeProfile({ profile, home: launch.home, dshRoot: launch.dshRoot, overlays: [] })
+  const { rows } = composeProfile({ profile, home: launch.home, dshRoot: launch.dshRoot, overlays: [], cache: patchCache(launch.home, launch.version) })
   const store = rows.find(({ row }) => row.name === '@dsh/persistence/jsonl' && !row.disabled)?.row
   const dir = (store?.config as { dir?: unknown } | undefined)?.dir
   return typeof dir === 'string' && dir ? resolve(launch.cwd, dir) : join(launch.home, 'sessions')

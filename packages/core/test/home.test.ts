@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isDshError } from '@dsh/protocol'
 import {
-  credentialsFile, parseCredentials, parseSettings, readCredentials, readSettings, removeCredential, resolveHome,
+  credentialsFile, homeYamlCache, parseCredentials, parseSettings, readCredentials, readSettings, removeCredential, resolveHome,
   setCredential, settingsFile, writeSettings,
 } from '../src/home/index.js'
 
@@ -74,6 +74,27 @@ describe('settings.yaml', () => {
       'SETTINGS_INVALID: /s.yaml: key (top level): expected a mapping of settings',
       'SETTINGS_INVALID: /s.yaml:2:1: Flow sequence in block collection must be sufficiently indented and end with a ]',
     ])
+  })
+
+  it('through the parse cache: same result, an edit is seen, a corrupt entry is rebuilt, errors unchanged', () => {
+    const home = dir()
+    const file = settingsFile(home)
+    const cache = homeYamlCache(home)
+    expect(cache?.dir).toBe(join(home, 'cache', 'parsed'))
+    writeFileSync(file, 'version: 1\nmodel: m1\n')
+    expect(readSettings(file, cache)).toEqual(readSettings(file))
+    const [entry] = readdirSync(cache!.dir).map((f) => join(cache!.dir, f))
+    expect(readFileSync(entry!, 'utf8')).toContain('m1')
+    expect(readSettings(file, cache).value.model).toBe('m1')
+    writeFileSync(file, 'version: 1\nmodel: m2\n')
+    expect(readSettings(file, cache).value.model).toBe('m2')
+    writeFileSync(entry!, readFileSync(entry!, 'utf8').replace('m2', 'm3'))
+    expect(readSettings(file, cache).value.model).toBe('m2')
+    writeFileSync(file, 'version: 1\nmodel: 5\n')
+    expect(failure(() => readSettings(file, cache))).toBe(failure(() => readSettings(file)))
+    expect(failure(() => readSettings(file, cache))).toContain(`SETTINGS_INVALID: ${file}: key model: Invalid input`)
+    writeFileSync(file, 'model: [\n')
+    expect(failure(() => readSettings(file, cache))).toBe(`SETTINGS_INVALID: ${file}:2:1: Flow sequence in block collection must be sufficiently indented and end with a ]`)
   })
 
   it('a missing file is empty v1; written files are v1 and read back', () => {

@@ -1,7 +1,7 @@
-import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
-import { isDshError, type SandboxMode } from '@dsh/protocol'
+import { cachedParse, homeParseCacheDir, isDshError, type SandboxMode } from '@dsh/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupDirs, execTree, policyFor, tempDir } from './helpers.js'
 
@@ -12,6 +12,7 @@ let home: string
 let ws: string
 let tmp: string
 let store: string
+let cacheEntry: string
 let savedHome: string | undefined
 
 beforeAll(async () => {
@@ -26,6 +27,11 @@ beforeAll(async () => {
   writeFileSync(path.join(home, 'profiles', 'p', 'cordis.patch.yml'), `- id: mcp\n  config: {servers: {gh: {command: x, env: {GH_TOKEN: ${CANARY}}}}}\n`)
   symlinkSync(store, path.join(ws, 'innocent.yaml'))
   linkSync(store, path.join(ws, 'hardlink.yaml'))
+  // the launcher's parse cache holds the parsed patch file, token included
+  const patch = path.join(home, 'profiles', 'p', 'cordis.patch.yml')
+  cachedParse({ dir: homeParseCacheDir(home), stamp: 't' }, 'patch', patch, readFileSync(patch, 'utf8'), () => [{ token: CANARY }])
+  cacheEntry = path.join(homeParseCacheDir(home), readdirSync(homeParseCacheDir(home))[0]!)
+  expect(readFileSync(cacheEntry, 'utf8')).toContain(CANARY)
   process.env.DSH_HOME = home
   root = await execTree()
 })
@@ -49,7 +55,7 @@ const MODES: SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-acces
 describe('secret files and the file seam', () => {
   it.each(MODES)('%s: reading the store directly, by symlink or by hard link is refused by name', async (mode) => {
     const policy = policyFor(mode, ws, tmp)
-    for (const p of [store, path.join(ws, 'innocent.yaml'), path.join(ws, 'hardlink.yaml'), path.join(home, 'profiles', 'p', 'cordis.patch.yml')]) {
+    for (const p of [store, path.join(ws, 'innocent.yaml'), path.join(ws, 'hardlink.yaml'), path.join(home, 'profiles', 'p', 'cordis.patch.yml'), cacheEntry]) {
       const error = await root.fs.readFile(p).then(() => undefined, (e: unknown) => e)
       expect(isDshError(error, 'PATH_DENIED'), p).toBe(true)
       expect((error as Error).message).toContain("it is one of dsh's secret files")
@@ -63,6 +69,11 @@ describe('secret files and the file seam', () => {
     const temp = path.join(home, '..credentials.yaml.123.456.tmp')
     writeFileSync(temp, CANARY)
     expect(await failure(root.fs.readFile(temp))).toBe('PATH_DENIED')
+    // any file in the parse cache directory (a temp file of a cache write, a future entry)
+    const cacheTemp = `${cacheEntry}.99.abc.tmp`
+    writeFileSync(cacheTemp, CANARY)
+    expect(await failure(root.fs.readFile(cacheTemp))).toBe('PATH_DENIED')
+    expect(await failure(root.fs.write(path.join(homeParseCacheDir(home), 'new.json'), 'x', policyFor('danger-full-access', ws, tmp)))).toBe('PATH_DENIED')
     writeFileSync(path.join(ws, 'plain.txt'), 'hello')
     expect(new TextDecoder().decode(await root.fs.readFile(path.join(ws, 'plain.txt')))).toBe('hello')
     expect(await root.fs.isSecret(path.join(ws, 'plain.txt'))).toBe(false)
@@ -72,7 +83,7 @@ describe('secret files and the file seam', () => {
 describe('secret files and the sandbox', () => {
   it.each(['read-only', 'workspace-write'] as const)('%s: cat, a symlink and a copy of the store read nothing; it cannot be replaced', async (mode) => {
     let output = ''
-    const script = `cat ${store}; cat innocent.yaml; cat hardlink.yaml; cp ${store} ${tmp}/copy && cat ${tmp}/copy; cat ${home}/profiles/p/cordis.patch.yml; `
+    const script = `cat ${store}; cat innocent.yaml; cat hardlink.yaml; cp ${store} ${tmp}/copy && cat ${tmp}/copy; cat ${home}/profiles/p/cordis.patch.yml; cat ${cacheEntry}; `
       + `echo stolen > ${store}; mv ${store} ${tmp}/moved; base64 ${store}; echo end`
     const argv = await root.sandbox.wrap(['bash', '-c', script], policyFor(mode, ws, tmp))
     await root.subprocess.run(argv, { cwd: ws, onData: (c) => { output += c.toString() } })

@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path'
-import { Document, isMap, isSeq } from 'yaml'
+import { yaml } from './yaml.js'
 import type { ComposedRow, Composition, Row } from './types.js'
 
 /** Config keys whose values never appear in a dump. */
@@ -16,6 +16,7 @@ export const REDACTED = '<redacted>'
 export function dumpComposition(composition: Composition, header: readonly string[] = []): string {
   const labels = new Map(composition.layers.map((l) => [l.file, l.label]))
   const show = (file: string) => (labels.get(file) ? `${file} (${labels.get(file)})` : file)
+  const { Document, isMap, isSeq } = yaml()
   const rows = composition.rows.map(dumpRow)
   const doc = new Document(rows.length ? [{ insert: rows }] : [])
   const layerLines = composition.layers.length

@@ -1,6 +1,6 @@
-import { isMap, isSeq, isScalar, type YAMLMap } from 'yaml'
+import type { YAMLMap } from 'yaml'
 import { DshError } from '@dsh/protocol'
-import { lineOf, parseYaml } from './yaml.js'
+import { lineOf, parseYaml, yaml } from './yaml.js'
 import { ROW_KEYS, type PatchEntry, type PatchSource, type Row, type RowPatch } from './types.js'
 
 /**
@@ -11,6 +11,7 @@ import { ROW_KEYS, type PatchEntry, type PatchSource, type Row, type RowPatch } 
  */
 export function parsePatch(source: PatchSource): PatchEntry[] {
   const { file } = source
+  const { isMap, isSeq, isScalar } = yaml()
   const { doc, lines } = parseYaml(source.text, file, 'PATCH_SYNTAX')
   const contents = doc.contents
   if (contents === null || (isScalar(contents) && contents.value === null)) return []
@@ -40,6 +41,9 @@ export function parsePatch(source: PatchSource): PatchEntry[] {
   })
   return entries
 }
+
+/** This module's URL: its build identity keys the parse cache (see layers.ts). */
+export const PATCH_PARSER_URL = import.meta.url
 
 function checkRow(file: string, line: number, value: unknown): Row {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(file, line, 'a row must be a mapping with `id` and `name`')

@@ -1,5 +1,17 @@
-import { LineCounter, parseDocument, type Document } from 'yaml'
+import { createRequire } from 'node:module'
+import type { Document, LineCounter } from 'yaml'
 import { DshError } from '@dsh/protocol'
+
+type Yaml = typeof import('yaml')
+let loaded: Yaml | undefined
+
+/**
+ * The `yaml` library, required on first use: a launch whose patch files are all in the
+ * parse cache (see layers.ts) never loads it.
+ */
+export function yaml(): Yaml {
+  return (loaded ??= createRequire(import.meta.url)('yaml') as Yaml)
+}
 
 /**
  * Parses YAML text into a Document with line positions. A syntax error becomes
@@ -8,6 +20,7 @@ import { DshError } from '@dsh/protocol'
  * is never echoed.
  */
 export function parseYaml(text: string, file: string, code: string): { doc: Document; lines: LineCounter } {
+  const { LineCounter, parseDocument } = yaml()
   const lines = new LineCounter()
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true })
   const error = doc.errors[0]

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { stringify } from 'yaml'
 import { z } from 'zod'
 import { DshError } from '@dsh/protocol'
-import { keyPath, parseHomeYaml, writeFileAtomic } from './files.js'
+import { keyPath, parseHomeYaml, writeFileAtomic, yaml } from './files.js'
 import type { Loaded } from './settings.js'
 
 /**
@@ -66,7 +65,7 @@ export function readCredentials(file: string): Loaded<Credentials> {
 
 /** Writes credentials as v1, atomically, mode 0600. */
 export function writeCredentials(file: string, credentials: Credentials): void {
-  const body = stringify({ version: CREDENTIALS_VERSION, providers: credentials.providers })
+  const body = yaml().stringify({ version: CREDENTIALS_VERSION, providers: credentials.providers })
   writeFileAtomic(file, `# dsh credentials (format v${CREDENTIALS_VERSION}); keep this file private (mode 0600)\n${body}`, CREDENTIALS_MODE)
 }
 

@@ -1,14 +1,38 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
-import { LineCounter, parseDocument } from 'yaml'
-import { DshError } from '@dsh/protocol'
+import { createRequire } from 'node:module'
+import { cachedParse, codeStamp, DshError, homeParseCacheDir, type ParseCache } from '@dsh/protocol'
+
+type Yaml = typeof import('yaml')
+let loaded: Yaml | undefined
+
+/** The `yaml` library, required on first use (a launch with no home YAML to parse never loads it). */
+export function yaml(): Yaml {
+  return (loaded ??= createRequire(import.meta.url)('yaml') as Yaml)
+}
+
+/**
+ * The parse cache for home YAML files that hold no secret (settings), under
+ * `$DSH_HOME/cache/parsed`, keyed to this module's build; undefined when that cannot be
+ * identified. Never used for `.credentials.yaml`: a cache must not keep a removed key.
+ */
+export function homeYamlCache(home: string): ParseCache | undefined {
+  const code = codeStamp(import.meta.url)
+  return code === undefined ? undefined : { dir: homeParseCacheDir(home), stamp: code }
+}
 
 /**
  * Parses a home YAML file. A syntax error is `DshError(code)` with
  * `file:line:col` and the parser's reason only — never the source text, which may
- * hold a secret. An empty file is `undefined`.
+ * hold a secret. An empty file is `undefined`. With `cache`, a text parsed before by this
+ * build is taken from the cache (errors are never cached).
  */
-export function parseHomeYaml(text: string, file: string, code: string): unknown {
+export function parseHomeYaml(text: string, file: string, code: string, cache?: ParseCache): unknown {
+  return cachedParse(cache, `home-yaml:${code}`, file, text, (t) => parseHomeYamlText(t, file, code))
+}
+
+function parseHomeYamlText(text: string, file: string, code: string): unknown {
+  const { LineCounter, parseDocument } = yaml()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true })
   const error = doc.errors[0]

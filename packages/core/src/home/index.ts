@@ -1,5 +1,5 @@
 export * from './paths.js'
-export { parseHomeYaml, writeFileAtomic, keyPath } from './files.js'
+export { parseHomeYaml, writeFileAtomic, keyPath, homeYamlCache } from './files.js'
 export * from './settings.js'
 export * from './credentials.js'
 export * from './tmp.js'

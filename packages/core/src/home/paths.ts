@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { homeParseCacheDir } from '@dsh/protocol'
 
 /** `$DSH_HOME`: the `DSH_HOME` environment variable, else `~/.dsh`. */
 export function resolveHome(env: Record<string, string | undefined> = process.env, home: string = homedir()): string {
@@ -20,9 +21,10 @@ export function credentialsFile(home: string): string {
 const PATCH_FILE = 'cordis.patch.yml'
 
 /**
- * The secret-bearing files of `$DSH_HOME` that exist now: the credentials store and the
- * patch files (their row configs may carry MCP `env`/`headers` tokens). No tool may read
- * or write them, and the sandbox masks them.
+ * The secret-bearing files of `$DSH_HOME` that exist now: the credentials store, the
+ * patch files (their row configs may carry MCP `env`/`headers` tokens) and the entries of
+ * the parse cache (parsed patch files, see {@link homeSecretDirs}). No tool may read or
+ * write them, and the sandbox masks them.
  */
 export function homeSecretFiles(home: string): string[] {
   const files = [credentialsFile(home), join(home, PATCH_FILE)]
@@ -32,7 +34,18 @@ export function homeSecretFiles(home: string): string[] {
   } catch {
     // no profiles yet
   }
+  const cache = homeParseCacheDir(home)
+  try {
+    for (const name of readdirSync(cache)) files.push(join(cache, name))
+  } catch {
+    // no cache yet
+  }
   return files.filter((f) => existsSync(f))
+}
+
+/** Directories of `$DSH_HOME` every file of which (present or future) is secret: the parse cache. */
+export function homeSecretDirs(home: string): string[] {
+  return [homeParseCacheDir(home)]
 }
 
 /** True for the temp file an atomic write of a secret file uses (`.<name>.<pid>.<time>.tmp` beside it). */

@@ -1,7 +1,7 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { Service, type Context } from '@deepseek-ai/cordis'
-import { formatError, isDshError, type DshError } from '@dsh/protocol'
+import { formatError, isDshError, type DshError, type ParseCache } from '@dsh/protocol'
 import { CREDENTIALS_VERSION, envVarFor, readCredentials, removeCredential, setCredential, type Credentials, type ProviderCredential } from './credentials.js'
 import { readSettings, SETTINGS_VERSION, type Settings } from './settings.js'
 
@@ -51,9 +51,10 @@ export class SettingsService extends Service {
   error: DshError | undefined
   private current: Settings = { version: SETTINGS_VERSION }
 
-  constructor(ctx: Context, readonly file: string) {
+  /** `cache`: the parse cache for the file's YAML (see homeYamlCache). */
+  constructor(ctx: Context, readonly file: string, private readonly cache?: ParseCache) {
     super(ctx, 'settings')
-    const { value, notes } = readSettings(file)
+    const { value, notes } = readSettings(file, cache)
     for (const note of notes) ctx.logger('settings').warn(note)
     this.current = value
     watchFile(ctx, file, () => { if (this.reload()) ctx.emit('settings/changed', this.current) }, 'settings')
@@ -67,7 +68,7 @@ export class SettingsService extends Service {
   /** Re-reads the file; returns true when the settings changed. */
   reload(): boolean {
     try {
-      const { value, notes } = readSettings(this.file)
+      const { value, notes } = readSettings(this.file, this.cache)
       for (const note of notes) this.ctx.logger('settings').warn(note)
       this.error = undefined
       const changed = JSON.stringify(value) !== JSON.stringify(this.current)

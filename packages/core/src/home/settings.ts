@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { isMap, isScalar, parseDocument, stringify } from 'yaml'
 import { z } from 'zod'
-import { DshError, didYouMean, PERMISSION_PRESETS, REASONING_EFFORTS } from '@dsh/protocol'
-import { keyPath, parseHomeYaml, writeFileAtomic } from './files.js'
+import { DshError, didYouMean, PERMISSION_PRESETS, REASONING_EFFORTS, type ParseCache } from '@dsh/protocol'
+import { keyPath, parseHomeYaml, writeFileAtomic, yaml } from './files.js'
 
 /**
  * `$DSH_HOME/settings.yaml`: product defaults. v1 is
@@ -61,9 +60,9 @@ export interface ParsedSettings extends Loaded<Settings> {
   migrated?: string
 }
 
-/** Parses settings text (any known version) into current settings. Errors: SETTINGS_INVALID. */
-export function parseSettings(text: string, file: string): ParsedSettings {
-  const raw = parseHomeYaml(text, file, 'SETTINGS_INVALID') ?? {}
+/** Parses settings text (any known version) into current settings (the YAML through `cache` when given). Errors: SETTINGS_INVALID. */
+export function parseSettings(text: string, file: string, cache?: ParseCache): ParsedSettings {
+  const raw = parseHomeYaml(text, file, 'SETTINGS_INVALID', cache) ?? {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, '(top level)', 'expected a mapping of settings')
   const notes: string[] = []
   let data = { ...(raw as Record<string, unknown>) }
@@ -103,6 +102,7 @@ export function parseSettings(text: string, file: string): ParsedSettings {
 
 /** `text` with old keys renamed in place (comments and order kept) and `version:` set. */
 function migrateText(text: string, renames: readonly [string, string][]): string {
+  const { isMap, isScalar, parseDocument } = yaml()
   const doc = parseDocument(text)
   const map = doc.contents
   if (isMap(map)) {
@@ -120,9 +120,9 @@ function migrateText(text: string, renames: readonly [string, string][]): string
  * Reads `file`; a missing file is the empty v1 settings. A file with old keys is
  * rewritten in the current layout (atomically) so the note shows once.
  */
-export function readSettings(file: string): Loaded<Settings> {
+export function readSettings(file: string, cache?: ParseCache): Loaded<Settings> {
   if (!existsSync(file)) return { value: { version: SETTINGS_VERSION }, notes: [] }
-  const { value, notes, migrated } = parseSettings(readFileSync(file, 'utf8'), file)
+  const { value, notes, migrated } = parseSettings(readFileSync(file, 'utf8'), file, cache)
   if (migrated !== undefined) {
     try {
       writeFileAtomic(file, migrated, statSync(file).mode & 0o777)
@@ -135,7 +135,7 @@ export function readSettings(file: string): Loaded<Settings> {
 
 /** Writes settings (as v1) atomically. */
 export function writeSettings(file: string, settings: Omit<Settings, 'version'>): void {
-  writeFileAtomic(file, `# dsh settings (format v${SETTINGS_VERSION})\n${stringify({ ...settings, version: SETTINGS_VERSION })}`)
+  writeFileAtomic(file, `# dsh settings (format v${SETTINGS_VERSION})\n${yaml().stringify({ ...settings, version: SETTINGS_VERSION })}`)
 }
 
 function invalid(file: string, key: string, message: string): DshError {

@@ -2,6 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import { z } from 'zod'
 import { resolveHome, settingsFile } from '../home/paths.js'
 import { SettingsService } from '../home/services.js'
+import { homeYamlCache } from '../home/files.js'
 
 export { SettingsService }
 export const name = 'settings'
@@ -12,5 +13,6 @@ export const Config = z.object({
 })
 
 export function apply(ctx: Context, config: z.infer<typeof Config>): void {
-  new SettingsService(ctx, config.file ?? settingsFile(resolveHome()))
+  const home = resolveHome()
+  new SettingsService(ctx, config.file ?? settingsFile(home), homeYamlCache(home))
 }

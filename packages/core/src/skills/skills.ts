@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { parse as parseYaml } from 'yaml'
+import { yaml } from '../home/files.js'
 
 /** A skill: instructions the model loads on demand (`skill` tool) or the user invokes (`/name`). */
 export interface Skill {
@@ -37,7 +37,7 @@ export function parseSkill(text: string): { name: string; description: string; b
   if (!match) return { problem: 'no front matter: the file must start with a `---` block holding name and description' }
   let meta: unknown
   try {
-    meta = parseYaml(match[1]!)
+    meta = yaml().parse(match[1]!)
   } catch (error) {
     return { problem: `the front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}` }
   }

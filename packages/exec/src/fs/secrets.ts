@@ -1,13 +1,13 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { homeSecretFiles, isSecretTempName } from '@dsh/core'
+import { homeSecretDirs, homeSecretFiles, isSecretTempName } from '@dsh/core'
 import { DshError } from '@dsh/protocol'
 
 /**
  * dsh's own secret files (the credentials store, patch files), which no tool may read or
  * write in any permission mode. `list()` is re-read on every check (files come and go).
  * A path matches by real path (symlinks), by inode (hard links) or, inside the home, by
- * the name of an atomic-write temp file.
+ * the name of an atomic-write temp file, or by lying in one of the home's secret directories.
  */
 export class SecretFiles {
   constructor(readonly home: string | undefined, private readonly extra: readonly string[] = []) {}
@@ -22,6 +22,10 @@ export class SecretFiles {
     const files = this.list()
     const real = await fsp.realpath(p).catch(() => path.resolve(p))
     if (this.home && isSecretTempName(path.basename(real)) && path.dirname(real) === (await fsp.realpath(this.home).catch(() => this.home))) return real
+    for (const dir of this.home ? homeSecretDirs(this.home) : []) {
+      const realDir = await fsp.realpath(dir).catch(() => path.resolve(dir))
+      if (real === realDir || real.startsWith(`${realDir}${path.sep}`)) return real
+    }
     if (!files.length) return undefined
     const st = await fsp.stat(real).catch(() => null)
     for (const file of files) {
