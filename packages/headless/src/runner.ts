@@ -3,7 +3,7 @@ import { DshError, failpoint, formatError, isDshError, textOf, type AssistantBlo
 import { parseCommand, unknownReply, type CommandRegistry } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
-import { eventLine, progressLine } from './progress.js'
+import { eventLine, progressLine, terminalSafe } from './progress.js'
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
@@ -43,7 +43,7 @@ class Printer {
     } else if (event.type === 'llm/retry') {
       this.err(`… ${data.code as string}: retrying in ${data.delayMs as number} ms (attempt ${(data.attempt as number) + 1})`)
     } else if (event.type === 'notice') {
-      this.err(`${data.level === 'error' ? 'error' : 'note'}: ${data.message as string}`)
+      this.err(`${data.level === 'error' ? 'error' : 'note'}: ${terminalSafe(data.message as string)}`)
     }
   }
 
@@ -137,7 +137,12 @@ function client(printer: Printer, onEvent: (sessionId: string, print: () => void
 export async function runHeadless(ctx: Context): Promise<number> {
   const { launcher } = ctx
   const err = (line: string) => launcher.stderr.write(line + '\n')
-  const out = (text: string) => launcher.stdout.write(text.endsWith('\n') ? text : text + '\n')
+  // A terminal gets the answer with its control characters shown, not obeyed; a pipe gets it as is.
+  const tty = (launcher.stdout as { isTTY?: boolean }).isTTY === true
+  const out = (text: string) => {
+    const shown = tty ? terminalSafe(text) : text
+    launcher.stdout.write(shown.endsWith('\n') ? shown : shown + '\n')
+  }
   let args: HeadlessArgs
   try {
     args = parseHeadlessArgs(launcher.argv, launcher.env)

@@ -1,0 +1,52 @@
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { spawn } from 'node:child_process'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { DSH_BIN, cleanEnv, collect, runDsh, tempDir } from './helpers/dsh.js'
+
+// Escape sequences a model (or a file it read) can put in a command or an answer: set the
+// terminal's title (OSC), clear the screen (CSI), ring the bell, a one-byte C1 CSI.
+const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u009b31m'
+
+let model: MockModel
+let home: string
+let workspace: string
+
+const env = () => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' })
+
+function script(): void {
+  model.setScript([
+    { toolCalls: [{ name: 'bash', arguments: { command: `echo hi ${HOSTILE}` } }] },
+    { text: `done ${HOSTILE}\ttab\nline two` },
+  ])
+}
+
+beforeAll(async () => { model = await startMockModel() })
+afterAll(async () => { await model?.close() })
+beforeEach(() => {
+  home = tempDir('dsh-term-home-')
+  workspace = tempDir('dsh-term-ws-')
+  model.requests.length = 0
+})
+
+describe('headless output on a terminal', () => {
+  it('progress lines on stderr show control characters instead of obeying them; a piped answer is unchanged', async () => {
+    script()
+    const result = await runDsh(['--profile', 'headless', 'escape'], { cwd: workspace, env: env() })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain('→ bash: echo hi \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m')
+    expect(result.stderr).not.toMatch(/[\u001b\u0007\u009b]/)
+    expect(result.stdout).toBe(`done ${HOSTILE}\ttab\nline two\n`)
+  })
+
+  it('on a tty the answer keeps tabs and newlines but shows escape sequences as text', async () => {
+    script()
+    // script(1) gives dsh a real pseudo-terminal as stdout and stderr
+    const command = `${DSH_BIN} --profile headless escape`
+    const run = await collect(spawn('script', ['-qec', command, '/dev/null'], { cwd: workspace, env: cleanEnv(env()), stdio: ['pipe', 'pipe', 'pipe'] }))
+    expect(run.code).toBe(0)
+    const seen = run.stdout.replace(/\r\n/g, '\n')
+    expect(seen).toContain('done \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\ttab\nline two\n')
+    expect(seen).toContain('→ bash: echo hi \\x1b]0;pwned')
+    expect(seen).not.toMatch(/[\u001b\u0007\u009b]/)
+  })
+})
