@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 import { LineCounter, parseDocument } from 'yaml'
 import { DshError } from '@dsh/protocol'
@@ -18,6 +18,19 @@ export function parseHomeYaml(text: string, file: string, code: string): unknown
     throw new DshError(code, `${pos ? `${file}:${pos.line}:${pos.col}` : file}: ${reason}`, { data: { file, ...(pos ? { line: pos.line } : {}) } })
   }
   return doc.toJS() ?? undefined
+}
+
+/**
+ * Reads a home file as UTF-8. A file that exists but cannot be read (a directory, no
+ * permission, an I/O error) is `DshError(code)` naming the file and the reason.
+ */
+export function readHomeFile(file: string, code: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory, not a file' : (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new DshError(code, `${file}: cannot read it (${reason})`, { cause: error, data: { file }, hint: `make ${file} a readable YAML file, or remove it` })
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { isMap, isScalar, parseDocument, stringify } from 'yaml'
 import { z } from 'zod'
 import { DshError, didYouMean, PERMISSION_PRESETS, REASONING_EFFORTS } from '@dsh/protocol'
-import { keyPath, parseHomeYaml, writeFileAtomic } from './files.js'
+import { keyPath, parseHomeYaml, readHomeFile, writeFileAtomic } from './files.js'
 
 /**
  * `$DSH_HOME/settings.yaml`: product defaults. v1 is
@@ -122,7 +122,7 @@ function migrateText(text: string, renames: readonly [string, string][]): string
  */
 export function readSettings(file: string): Loaded<Settings> {
   if (!existsSync(file)) return { value: { version: SETTINGS_VERSION }, notes: [] }
-  const { value, notes, migrated } = parseSettings(readFileSync(file, 'utf8'), file)
+  const { value, notes, migrated } = parseSettings(readHomeFile(file, 'SETTINGS_INVALID'), file)
   if (migrated !== undefined) {
     try {
       writeFileAtomic(file, migrated, statSync(file).mode & 0o777)
