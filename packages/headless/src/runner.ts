@@ -5,9 +5,26 @@ import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
 import { eventLine, progressLine, terminalSafe } from './progress.js'
 
+/** The largest task `-` reads from stdin (what `dsh web` takes in one request body). */
+export const MAX_STDIN_TASK = 16 * 1024 * 1024
+
+/**
+ * The task on stdin; past MAX_STDIN_TASK bytes the rest is drained unread (memory stays
+ * bounded, the writer gets no EPIPE) and the task is PROMPT_TOO_LARGE.
+ */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  let size = 0
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length
+    if (size <= MAX_STDIN_TASK) chunks.push(chunk as Buffer)
+    else chunks.length = 0
+  }
+  if (size > MAX_STDIN_TASK) {
+    throw new DshError('PROMPT_TOO_LARGE', `the task on stdin is ${size} bytes; at most ${MAX_STDIN_TASK} (16 MiB) are read`, {
+      hint: 'put the material in a file in the workspace and ask dsh to read it',
+    })
+  }
   return Buffer.concat(chunks).toString('utf8')
 }
 
@@ -155,7 +172,14 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.completed
   }
   let task = args.task
-  if (args.fromStdin) task = (await readStdin()).trim()
+  if (args.fromStdin) {
+    try {
+      task = (await readStdin()).trim()
+    } catch (error) {
+      err(formatError(error))
+      return EXIT.usage
+    }
+  }
   if (!task?.trim()) {
     err(formatError(new DshError('USAGE', 'no task given', { hint: 'dsh --profile headless "TASK"  (or "-" to read it from stdin)' })))
     return EXIT.usage

@@ -1,5 +1,7 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
 import { spawn } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DSH_BIN, cleanEnv, collect, runDsh, tempDir } from './helpers/dsh.js'
 
@@ -48,5 +50,25 @@ describe('headless output on a terminal', () => {
     expect(seen).toContain('done \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\ttab\nline two\n')
     expect(seen).toContain('→ bash: echo hi \\x1b]0;pwned')
     expect(seen).not.toMatch(/[\u001b\u0007\u009b]/)
+  })
+})
+
+describe('headless task from stdin', () => {
+  it('a task over 16 MiB is PROMPT_TOO_LARGE (exit 2): no session, no request, stdin drained without EPIPE', async () => {
+    model.setScript([{ text: 'never' }])
+    const result = await runDsh(['--profile', 'headless', '-'], { cwd: workspace, env: env(), input: 'a'.repeat(16 * 1024 * 1024 + 1), timeoutMs: 120_000 })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('PROMPT_TOO_LARGE: the task on stdin is 16777217 bytes; at most 16777216 (16 MiB) are read')
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+    expect(model.requests).toEqual([])
+    expect(existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')) : []).toEqual([])
+  })
+
+  it('a task of exactly 16 MiB still runs', async () => {
+    model.setScript([{ text: 'read it all' }])
+    const result = await runDsh(['--profile', 'headless', '-'], { cwd: workspace, env: env(), input: 'b'.repeat(16 * 1024 * 1024), timeoutMs: 120_000 })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('read it all\n')
+    expect(model.requests).toHaveLength(1)
   })
 })
