@@ -4,10 +4,19 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DSH_BIN, cleanEnv, collect, runDsh, tempDir } from './helpers/dsh.js'
+import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 // Escape sequences a model (or a file it read) can put in a command or an answer: set the
 // terminal's title (OSC), clear the screen (CSI), ring the bell, a one-byte C1 CSI.
 const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u009b31m'
+
+async function until(predicate: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not reached')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
 
 let model: MockModel
 let home: string
@@ -70,5 +79,40 @@ describe('headless task from stdin', () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toBe('read it all\n')
     expect(model.requests).toHaveLength(1)
+  })
+})
+
+describe('headless stdout closed by its reader', () => {
+  it('`--json | head -1`: the next write cancels the turn, STDOUT_CLOSED (exit 1), no EPIPE trace, no lock, nothing left running', async () => {
+    // the reader goes away while the command runs; dsh notices at its next write (the tool result)
+    model.setScript([
+      { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4321.5' } }], delayMs: 3000, chunkSize: 1 },
+      { text: 'never shown' },
+    ])
+    const child = spawn(DSH_BIN, ['--profile', 'headless', '--json', 'sleep'], { cwd: workspace, env: cleanEnv(env()), stdio: ['pipe', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+    child.stdin.end()
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+    // read until the command runs, then go away as `head` does
+    await until(() => stdout.includes('"tool/call"') && processesMatching('sleep 1.5; echo slept').length > 0)
+    child.stdout.destroy()
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      child.on('exit', (c) => { clearTimeout(timer); resolve(c) })
+    })
+    expect(stderr).toContain('STDOUT_CLOSED')
+    expect(stderr).not.toContain('Unhandled')
+    expect(stderr).not.toMatch(/\n\s+at /)
+    expect(code).toBe(1)
+    const id = sessionIdOf(stderr)
+    expect(existsSync(join(home, 'sessions', `${id}.lock`))).toBe(false)
+    expect(processesMatching('sleep 4321.5')).toEqual([])
+    const events = readSessionFile(home, id).events
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(events.filter((e) => e.type === 'tool/call')).toHaveLength(1)
+    expect(model.requests.length).toBeLessThanOrEqual(2)
   })
 })

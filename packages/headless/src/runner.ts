@@ -156,9 +156,23 @@ export async function runHeadless(ctx: Context): Promise<number> {
   const err = (line: string) => launcher.stderr.write(line + '\n')
   // A terminal gets the answer with its control characters shown, not obeyed; a pipe gets it as is.
   const tty = (launcher.stdout as { isTTY?: boolean }).isTTY === true
+  // A reader that went away (`| head`, a dead `| jq`) cancels the turn like Ctrl-C; nothing more is written.
+  let stdoutClosed = false
+  let onStdoutClosed = () => {}
+  const stdoutError = (error: NodeJS.ErrnoException) => {
+    if (stdoutClosed) return
+    stdoutClosed = true
+    if (error.code !== 'EPIPE') err(formatError(error))
+    onStdoutClosed()
+  }
+  // stays attached: an EPIPE of the last write may arrive after this function returned
+  launcher.stdout.on('error', stdoutError)
+  const write = (text: string, done?: () => void) => {
+    if (!stdoutClosed) launcher.stdout.write(text, done)
+  }
   const out = (text: string) => {
     const shown = tty ? terminalSafe(text) : text
-    launcher.stdout.write(shown.endsWith('\n') ? shown : shown + '\n')
+    write(shown.endsWith('\n') ? shown : shown + '\n')
   }
   let args: HeadlessArgs
   try {
@@ -168,7 +182,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.usage
   }
   if (args.help) {
-    launcher.stdout.write(HEADLESS_USAGE + '\n')
+    write(HEADLESS_USAGE + '\n')
     return EXIT.completed
   }
   let task = args.task
@@ -205,7 +219,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   // Events are printed only once `session: <id>` is out (what opening appended comes right after it).
   let sessionId: string | undefined
   const early: [string, () => void][] = []
-  const printer = new Printer(args, (s) => launcher.stdout.write(s, () => failpoint('headless.event.shown')), err)
+  const printer = new Printer(args, (s) => write(s, () => failpoint('headless.event.shown')), err)
   const conn: HostConnection = ctx.host.connect(client(printer, (id, print) => {
     if (sessionId === undefined) early.push([id, print])
     else if (id === sessionId) print()
@@ -216,6 +230,14 @@ export async function runHeadless(ctx: Context): Promise<number> {
     if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
     return true
   })
+  const cancelled = () => {
+    if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
+  }
+  onStdoutClosed = cancelled
+  const closedReport = () => {
+    err('STDOUT_CLOSED: stdout was closed before dsh finished writing; the turn was cancelled')
+    return EXIT.failed
+  }
   try {
     try {
       sessionId = await openOrCreate(conn, args, launcher.cwd)
@@ -223,6 +245,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       err(formatError(error))
       return EXIT.failed
     }
+    if (stdoutClosed) return closedReport()
     err(`session: ${sessionId}`)
     for (const [id, print] of early.splice(0)) if (id === sessionId) print()
 
@@ -249,6 +272,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       end = printer.promptEnd(receipt.promptId)
     }
     const outcome = await end
+    if (stdoutClosed) return closedReport()
     if (outcome.reason === 'completed') {
       if (!args.json) out(outcome.text)
       return EXIT.completed
