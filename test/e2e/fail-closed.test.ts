@@ -1,5 +1,5 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runDsh, tempDir } from './helpers/dsh.js'
@@ -43,6 +43,22 @@ describe('configuration fails closed', () => {
     expect(run.stderr).not.toMatch(STACK)
     expect(model.requests).toEqual([])
     expect(sessionFiles()).toEqual([])
+  })
+
+  it('a settings.yaml or .credentials.yaml that is a directory is named, not INTERNAL: EISDIR', async () => {
+    mkdirSync(join(home, 'settings.yaml'), { recursive: true })
+    const run = await headless(['hi'])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(`SETTINGS_INVALID: ${join(home, 'settings.yaml')}: cannot read it (it is a directory, not a file)`)
+    expect(run.stderr).not.toContain('INTERNAL')
+    expect(model.requests).toEqual([])
+    expect(sessionFiles()).toEqual([])
+    rmdirSync(join(home, 'settings.yaml'))
+    mkdirSync(join(home, '.credentials.yaml'))
+    const login = await runDsh(['login'], { cwd: workspace, env: { DSH_HOME: home }, input: 'sk-typed\n' })
+    expect(login.code).toBe(1)
+    expect(login.stderr).toContain(`CREDENTIALS_INVALID: ${join(home, '.credentials.yaml')}: cannot read it (it is a directory, not a file)`)
+    expect(login.stderr).not.toMatch(STACK)
   })
 
   it('a settings file without version: runs with no warning', async () => {

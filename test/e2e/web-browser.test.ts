@@ -1,5 +1,7 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -217,6 +219,31 @@ describe('dsh web in Chromium', () => {
     expect(await card(page, 'interrupted').textContent()).toContain('interrupted — outcome unknown')
     expect(await page.locator('[data-testid="message"][data-role="user"]').count()).toBe(1)
     expect(readSessionFile(home, id).events.some((e) => e.type === 'tool/result' && (e.data as { synthetic?: boolean }).synthetic)).toBe(true)
+  })
+  it('the token never reaches another server on 127.0.0.1 that the same browser visits', async () => {
+    const seen: string[] = []
+    const other = createServer((req, res) => {
+      seen.push(JSON.stringify(req.headers))
+      res.writeHead(200, { 'Content-Type': 'text/html' })
+      res.end('<html><body>another local server</body></html>')
+    })
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
+    try {
+      const page = await openApp()
+      const id = await newSession(page)
+      expect(readSessionFile(home, id).header.cwd).toBe(workspace)
+      expect(page.url()).not.toContain(run!.token)
+      const visit = await context.newPage()
+      await visit.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`)
+      await visit.getByText('another local server').waitFor()
+      expect(seen.length).toBeGreaterThan(0)
+      for (const headers of seen) expect(headers).not.toContain(run!.token)
+      await page.reload()
+      await page.getByTestId('session-item').first().waitFor()
+      expect(await page.getByTestId('unauthorised').count()).toBe(0)
+    } finally {
+      other.close()
+    }
   })
 })
 

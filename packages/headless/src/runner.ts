@@ -3,11 +3,28 @@ import { DshError, failpoint, formatError, isDshError, textOf, type AssistantBlo
 import { parseCommand, unknownReply, type CommandRegistry } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
-import { eventLine, progressLine } from './progress.js'
+import { eventLine, progressLine, terminalSafe } from './progress.js'
 
+/** The largest task `-` reads from stdin (what `dsh web` takes in one request body). */
+export const MAX_STDIN_TASK = 16 * 1024 * 1024
+
+/**
+ * The task on stdin; past MAX_STDIN_TASK bytes the rest is drained unread (memory stays
+ * bounded, the writer gets no EPIPE) and the task is PROMPT_TOO_LARGE.
+ */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  let size = 0
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length
+    if (size <= MAX_STDIN_TASK) chunks.push(chunk as Buffer)
+    else chunks.length = 0
+  }
+  if (size > MAX_STDIN_TASK) {
+    throw new DshError('PROMPT_TOO_LARGE', `the task on stdin is ${size} bytes; at most ${MAX_STDIN_TASK} (16 MiB) are read`, {
+      hint: 'put the material in a file in the workspace and ask dsh to read it',
+    })
+  }
   return Buffer.concat(chunks).toString('utf8')
 }
 
@@ -43,7 +60,7 @@ class Printer {
     } else if (event.type === 'llm/retry') {
       this.err(`… ${data.code as string}: retrying in ${data.delayMs as number} ms (attempt ${(data.attempt as number) + 1})`)
     } else if (event.type === 'notice') {
-      this.err(`${data.level === 'error' ? 'error' : 'note'}: ${data.message as string}`)
+      this.err(`${data.level === 'error' ? 'error' : 'note'}: ${terminalSafe(data.message as string)}`)
     }
   }
 
@@ -137,7 +154,26 @@ function client(printer: Printer, onEvent: (sessionId: string, print: () => void
 export async function runHeadless(ctx: Context): Promise<number> {
   const { launcher } = ctx
   const err = (line: string) => launcher.stderr.write(line + '\n')
-  const out = (text: string) => launcher.stdout.write(text.endsWith('\n') ? text : text + '\n')
+  // A terminal gets the answer with its control characters shown, not obeyed; a pipe gets it as is.
+  const tty = (launcher.stdout as { isTTY?: boolean }).isTTY === true
+  // A reader that went away (`| head`, a dead `| jq`) cancels the turn like Ctrl-C; nothing more is written.
+  let stdoutClosed = false
+  let onStdoutClosed = () => {}
+  const stdoutError = (error: NodeJS.ErrnoException) => {
+    if (stdoutClosed) return
+    stdoutClosed = true
+    if (error.code !== 'EPIPE') err(formatError(error))
+    onStdoutClosed()
+  }
+  // stays attached: an EPIPE of the last write may arrive after this function returned
+  launcher.stdout.on('error', stdoutError)
+  const write = (text: string, done?: () => void) => {
+    if (!stdoutClosed) launcher.stdout.write(text, done)
+  }
+  const out = (text: string) => {
+    const shown = tty ? terminalSafe(text) : text
+    write(shown.endsWith('\n') ? shown : shown + '\n')
+  }
   let args: HeadlessArgs
   try {
     args = parseHeadlessArgs(launcher.argv, launcher.env)
@@ -146,11 +182,18 @@ export async function runHeadless(ctx: Context): Promise<number> {
     return EXIT.usage
   }
   if (args.help) {
-    launcher.stdout.write(HEADLESS_USAGE + '\n')
+    write(HEADLESS_USAGE + '\n')
     return EXIT.completed
   }
   let task = args.task
-  if (args.fromStdin) task = (await readStdin()).trim()
+  if (args.fromStdin) {
+    try {
+      task = (await readStdin()).trim()
+    } catch (error) {
+      err(formatError(error))
+      return EXIT.usage
+    }
+  }
   if (!task?.trim()) {
     err(formatError(new DshError('USAGE', 'no task given', { hint: 'dsh --profile headless "TASK"  (or "-" to read it from stdin)' })))
     return EXIT.usage
@@ -176,7 +219,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   // Events are printed only once `session: <id>` is out (what opening appended comes right after it).
   let sessionId: string | undefined
   const early: [string, () => void][] = []
-  const printer = new Printer(args, (s) => launcher.stdout.write(s, () => failpoint('headless.event.shown')), err)
+  const printer = new Printer(args, (s) => write(s, () => failpoint('headless.event.shown')), err)
   const conn: HostConnection = ctx.host.connect(client(printer, (id, print) => {
     if (sessionId === undefined) early.push([id, print])
     else if (id === sessionId) print()
@@ -187,6 +230,14 @@ export async function runHeadless(ctx: Context): Promise<number> {
     if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
     return true
   })
+  const cancelled = () => {
+    if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
+  }
+  onStdoutClosed = cancelled
+  const closedReport = () => {
+    err('STDOUT_CLOSED: stdout was closed before dsh finished writing; the turn was cancelled')
+    return EXIT.failed
+  }
   try {
     try {
       sessionId = await openOrCreate(conn, args, launcher.cwd)
@@ -194,6 +245,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       err(formatError(error))
       return EXIT.failed
     }
+    if (stdoutClosed) return closedReport()
     err(`session: ${sessionId}`)
     for (const [id, print] of early.splice(0)) if (id === sessionId) print()
 
@@ -220,6 +272,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       end = printer.promptEnd(receipt.promptId)
     }
     const outcome = await end
+    if (stdoutClosed) return closedReport()
     if (outcome.reason === 'completed') {
       if (!args.json) out(outcome.text)
       return EXIT.completed

@@ -12,11 +12,6 @@ export function newToken(): string {
   return randomBytes(32).toString('hex')
 }
 
-/** The cookie carrying the token; named with the port so two launches never share one. */
-export function cookieName(port: number): string {
-  return `dsh_web_${port}`
-}
-
 /** Constant-time comparison (both sides hashed first so lengths never leak or throw). */
 export function tokenMatches(given: string | undefined, token: string): boolean {
   if (given === undefined) return false
@@ -48,25 +43,20 @@ export function checkSite(req: Pick<IncomingMessage, 'headers'>, port: number): 
   return { ok: true }
 }
 
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>()
-  if (!header) return out
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq <= 0) continue
-    out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim())
-  }
-  return out
-}
-
-/** The token a request presents: `Authorization: Bearer`, else the port's cookie. */
-export function presentedToken(req: Pick<IncomingMessage, 'headers'>, port: number): string | undefined {
+/**
+ * The token a request presents: `Authorization: Bearer`, else (only for the event stream,
+ * which EventSource cannot give headers) the `token` query parameter. Never a cookie: a
+ * browser sends 127.0.0.1's cookies to every port of it, so a cookie would hand the token
+ * to any other local server the user visits (docs/decisions/0075).
+ */
+export function presentedToken(req: Pick<IncomingMessage, 'headers'>, url: URL): string | undefined {
   const auth = req.headers.authorization
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth)
     return m ? m[1] : undefined
   }
-  return parseCookies(req.headers.cookie).get(cookieName(port))
+  if (url.pathname === '/api/events') return url.searchParams.get('token') ?? undefined
+  return undefined
 }
 
 export function isJsonContentType(value: string | undefined): boolean {

@@ -3,7 +3,7 @@ import type { HostConnection } from '@dsh/host'
 import { METHODS, RPC_ERRORS, issuesOf } from '@dsh/host-api'
 import { DshError } from '@dsh/protocol'
 import { rpcError, toRpcError } from './errors.js'
-import { SECURITY_HEADERS, checkSite, cookieName, isJsonContentType, presentedToken, tokenMatches } from './fence.js'
+import { SECURITY_HEADERS, checkSite, isJsonContentType, presentedToken, tokenMatches } from './fence.js'
 import { FsListParams, FsMkdirParams, listDirectory, makeDirectory } from './fsapi.js'
 import type { WebHub } from './hub.js'
 import { openSessionStream } from './streams.js'
@@ -140,10 +140,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (url.pathname === '/' && url.searchParams.has('token')) {
       const given = url.searchParams.get('token') ?? ''
       if (!tokenMatches(given, opts.token)) return plain(res, 401, 'wrong token: open the URL that `dsh web` printed')
-      res.writeHead(303, {
-        ...SECURITY_HEADERS, 'Cache-Control': 'no-store', Location: '/',
-        'Set-Cookie': `${cookieName(opts.port())}=${opts.token}; HttpOnly; SameSite=Strict; Path=/`,
-      })
+      // The page keeps the token in its origin's localStorage (port-scoped, unlike a cookie); the
+      // fragment never reaches a server, and the page removes it from the address bar.
+      res.writeHead(303, { ...SECURITY_HEADERS, 'Cache-Control': 'no-store', Location: `/#token=${opts.token}` })
       return void res.end()
     }
     if (!opts.assets) return plain(res, 503, 'the web UI is not built: run `npm run build`')
@@ -170,7 +169,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     }
     if (url.pathname.startsWith('/api/')) {
       if (closing) return fail(res, { status: 503, error: { code: RPC_ERRORS.INTERNAL_ERROR, message: 'dsh web is shutting down', data: { code: 'SHUTTING_DOWN' } } })
-      if (!tokenMatches(presentedToken(req, opts.port()), opts.token)) {
+      if (!tokenMatches(presentedToken(req, url), opts.token)) {
         return fail(res, { status: 401, error: { code: RPC_ERRORS.INVALID_REQUEST, message: 'not authorised: open the URL that `dsh web` printed (or send Authorization: Bearer TOKEN)', data: { code: 'UNAUTHORIZED' } } })
       }
       api(req, res, url).catch((error: unknown) => {

@@ -54,27 +54,35 @@ describe('launcher flags', () => {
 })
 
 describe('the token', () => {
-  it('is exchanged once for an HttpOnly SameSite=Strict cookie named with the port, then redirects to /', async () => {
+  it('is checked, then handed to the page in the fragment (never a cookie: cookies reach every port of 127.0.0.1)', async () => {
     const r = await send(port, 'GET', `/?token=${TOKEN}`)
     expect(r.status).toBe(303)
-    expect(r.headers.location).toBe('/')
-    const cookie = r.headers['set-cookie']![0]!
-    expect(cookie).toMatch(new RegExp(`^dsh_web_${port}=${TOKEN}; HttpOnly; SameSite=Strict; Path=/$`))
-    const withCookie = await send(port, 'POST', '/api/credentials/describe', { Cookie: `dsh_web_${port}=${TOKEN}`, 'Content-Type': 'application/json' }, '{}')
-    expect(withCookie.status).toBe(200)
+    expect(r.headers.location).toBe(`/#token=${TOKEN}`)
+    expect(r.headers['set-cookie']).toBeUndefined()
+    const bearer = await send(port, 'POST', '/api/credentials/describe', json(), '{}')
+    expect(bearer.status).toBe(200)
+    const stream = openSse(port, `/api/events?token=${TOKEN}`)
+    expect(await stream.opened).toBe(200)
+    stream.close()
   })
 
-  it('a wrong token sets no cookie', async () => {
+  it('a wrong token is 401 and hands out nothing', async () => {
     const r = await send(port, 'GET', `/?token=${'b'.repeat(64)}`)
     expect(r.status).toBe(401)
     expect(r.headers['set-cookie']).toBeUndefined()
+    expect(r.headers.location).toBeUndefined()
+  })
+
+  it('the token as a query parameter opens only the event stream, never a method', async () => {
+    const call = await send(port, 'POST', `/api/session/create?token=${TOKEN}`, { 'Content-Type': 'application/json' }, JSON.stringify({ workspace: '/tmp' }))
+    expect(call.status).toBe(401)
+    expect(host.calls).toEqual([])
   })
 
   it.each([
     ['no token', {}],
     ['a wrong bearer', { Authorization: `Bearer ${'b'.repeat(64)}` }],
-    ['a wrong cookie', { Cookie: `dsh_web_${0}=${TOKEN}` }],
-    ['the cookie of another port', { Cookie: `dsh_web_1=${TOKEN}` }],
+    ['the token as a cookie', { Cookie: `dsh_web_${0}=${TOKEN}; token=${TOKEN}` }],
   ])('every /api request and stream without it is 401 (%s), and the host is never called', async (_name, headers) => {
     const call = await send(port, 'POST', '/api/session/create', { 'Content-Type': 'application/json', ...headers }, JSON.stringify({ workspace: '/tmp' }))
     expect(call.status).toBe(401)

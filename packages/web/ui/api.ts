@@ -1,4 +1,5 @@
 import type { MethodName, ParamsOf, ResultOf, RpcErrorShape } from '@dsh/host-api'
+import { authToken } from './auth.js'
 
 /** A `{error}` answer of the gateway. */
 export class RpcError extends Error {
@@ -10,11 +11,11 @@ export class RpcError extends Error {
   }
 }
 
-/** Same-origin POST: the HttpOnly cookie authenticates; the body is always JSON. */
+/** Same-origin POST with the launch token as a bearer; the body is always JSON. */
 export async function post<T>(path: string, params: unknown): Promise<T> {
   let res: Response
   try {
-    res = await fetch(`/api/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(params), credentials: 'same-origin' })
+    res = await fetch(`/api/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${authToken()}` }, body: JSON.stringify(params), credentials: 'omit' })
   } catch {
     throw new RpcError(0, { code: -32603, message: 'the dsh web server cannot be reached', data: { code: 'OFFLINE' } })
   }

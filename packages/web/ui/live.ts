@@ -4,6 +4,8 @@
  * exactly; when the server refuses the stream (restart with a cursor it no longer knows,
  * deleted session) the stream is reopened by hand with `after=<seq>` and backoff.
  */
+import { withToken } from './auth.js'
+
 export type ConnState = 'connected' | 'reconnecting' | 'offline'
 
 type Handlers = Record<string, (data: any) => void>
@@ -54,7 +56,7 @@ export class LiveStream {
 
   private open(after: number | null): void {
     if (this.stopped) return
-    const es = new EventSource(this.url(after))
+    const es = new EventSource(withToken(this.url(after)))
     this.es = es
     es.onopen = () => {
       this.failures = 0

@@ -2,6 +2,7 @@ import { render } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import type { ResultOf } from '@dsh/host-api'
 import { RpcError, call, errorText } from './api.js'
+import { adoptToken } from './auth.js'
 import { LiveStream, connState, onConnState, type ConnState } from './live.js'
 import { NewSession } from './newsession.js'
 import { SessionView } from './session.js'
@@ -97,5 +98,6 @@ document.addEventListener('click', (e) => {
   history.pushState(null, '', a.pathname)
   window.dispatchEvent(new PopStateEvent('popstate'))
 })
+adoptToken()
 applyTheme((localStorage.getItem('dsh.theme') as Theme | null) ?? 'system')
 render(<App />, document.getElementById('app')!)

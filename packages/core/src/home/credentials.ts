@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { z } from 'zod'
 import { DshError } from '@dsh/protocol'
-import { keyPath, parseHomeYaml, writeFileAtomic, yaml } from './files.js'
+import { keyPath, parseHomeYaml, readHomeFile, writeFileAtomic, yaml } from './files.js'
 import type { Loaded } from './settings.js'
 
 /**
@@ -60,7 +60,7 @@ function migrateV0(data: Record<string, unknown>, file: string): Record<string, 
 /** Reads `file`; a missing file has no providers. */
 export function readCredentials(file: string): Loaded<Credentials> {
   if (!existsSync(file)) return { value: { version: CREDENTIALS_VERSION, providers: {} }, notes: [] }
-  return parseCredentials(readFileSync(file, 'utf8'), file)
+  return parseCredentials(readHomeFile(file, 'CREDENTIALS_INVALID'), file)
 }
 
 /** Writes credentials as v1, atomically, mode 0600. */

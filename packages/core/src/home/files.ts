@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 import { createRequire } from 'node:module'
 import { cachedParse, codeStamp, DshError, homeParseCacheDir, type ParseCache } from '@dsh/protocol'
@@ -42,6 +42,19 @@ function parseHomeYamlText(text: string, file: string, code: string): unknown {
     throw new DshError(code, `${pos ? `${file}:${pos.line}:${pos.col}` : file}: ${reason}`, { data: { file, ...(pos ? { line: pos.line } : {}) } })
   }
   return doc.toJS() ?? undefined
+}
+
+/**
+ * Reads a home file as UTF-8. A file that exists but cannot be read (a directory, no
+ * permission, an I/O error) is `DshError(code)` naming the file and the reason.
+ */
+export function readHomeFile(file: string, code: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory, not a file' : (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new DshError(code, `${file}: cannot read it (${reason})`, { cause: error, data: { file }, hint: `make ${file} a readable YAML file, or remove it` })
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { z } from 'zod'
 import { DshError, didYouMean, PERMISSION_PRESETS, REASONING_EFFORTS, type ParseCache } from '@dsh/protocol'
-import { keyPath, parseHomeYaml, writeFileAtomic, yaml } from './files.js'
+import { keyPath, parseHomeYaml, readHomeFile, writeFileAtomic, yaml } from './files.js'
 
 /**
  * `$DSH_HOME/settings.yaml`: product defaults. v1 is
@@ -122,7 +122,7 @@ function migrateText(text: string, renames: readonly [string, string][]): string
  */
 export function readSettings(file: string, cache?: ParseCache): Loaded<Settings> {
   if (!existsSync(file)) return { value: { version: SETTINGS_VERSION }, notes: [] }
-  const { value, notes, migrated } = parseSettings(readFileSync(file, 'utf8'), file, cache)
+  const { value, notes, migrated } = parseSettings(readHomeFile(file, 'SETTINGS_INVALID'), file, cache)
   if (migrated !== undefined) {
     try {
       writeFileAtomic(file, migrated, statSync(file).mode & 0o777)
