@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Attack } from './escape-corpus.js'
+import type { Attack } from './escape-attack.js'
 import { NOBODY, type World } from './escape-world.js'
 
 // Temp-root cases (issue 12 item 6c): TMPDIR is a shared sticky folder (like /tmp) in which
