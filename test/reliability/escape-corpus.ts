@@ -65,7 +65,9 @@ export const ATTACKS: Attack[] = [
   { name: '/proc/self/cwd/..', category: 'proc', bash: () => 'echo escaped > /proc/self/cwd/../outside/canary.txt', file: () => overwrite('/proc/self/cwd/../outside/canary.txt') },
   { name: '/proc/$PPID/root', category: 'proc', bash: (w) => `echo escaped > /proc/$PPID/root${w.canary}` },
   { name: '/proc/1/root', holdsUnconfined: 'an ordinary user cannot follow /proc/1/root of a root process',  category: 'proc', bash: (w) => `echo escaped > /proc/1/root${w.canary}`, file: (w) => overwrite(`/proc/1/root${w.canary}`) },
-  { name: '/proc/*/cwd of other processes', category: 'proc', bash: () => 'for p in /proc/[0-9]*; do [ -w $p/cwd/../outside/canary.txt ] && echo escaped >> $p/cwd/../outside/canary.txt; done; true' },
+  // only processes of this case's world: unconfined (the negative control) the loop would
+  // otherwise append to the canary of every world running at the same time
+  { name: '/proc/*/cwd of other processes', category: 'proc', bash: (w) => `for p in /proc/[0-9]*; do case "$(readlink $p/cwd)" in ${w.root}*) [ -w $p/cwd/../outside/canary.txt ] && echo escaped >> $p/cwd/../outside/canary.txt;; esac; done; true` },
   { name: '/proc/self/fd of an inherited descriptor', category: 'proc', bash: (w) => `for f in /proc/self/fd/*; do t=$(readlink $f); case "$t" in ${w.root}*) echo escaped >> $f;; esac; done; true` },
   // hard links
   { name: 'pre-existing hard link in the workspace', category: 'hardlink', setup: (w) => linkSync(w.canary, join(w.ws, 'hl')), bash: () => 'echo escaped >> hl', file: () => overwrite('hl') },
