@@ -183,5 +183,5 @@ export function runAsUser(user: { uid: number; gid: number }, w: World, args: st
     env: cleanEnv({ HOME: w.root, USER, LOGNAME: USER, DSH_HOME: w.home, TMPDIR: tmp, ...env }),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
-  return collect(child, { timeoutMs: 30_000 })
+  return collect(child, { timeoutMs: 60_000 })
 }
