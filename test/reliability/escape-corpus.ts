@@ -1,31 +1,10 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ToolCallSpec } from '@dsh/testkit'
-import type { World } from './escape-world.js'
+import type { Attack } from './escape-attack.js'
+import { TMP_ATTACKS } from './escape-tmp.js'
 
-/**
- * One attempt to get out: `bash` is a command the model runs, `file` the same attempt
- * through the file tools; either may be absent. `setup` prepares the workspace (as root,
- * chowned to the user after). `settleMs`: wait this long after the run before looking
- * (delayed effects). `race`: runs in the test process while dsh runs.
- */
-export interface Attack {
-  name: string
-  category: 'lexical' | 'symlink' | 'proc' | 'hardlink' | 'mount' | 'env' | 'process' | 'socket' | 'store'
-  bash?: (w: World) => string
-  file?: (w: World) => ToolCallSpec[]
-  setup?: (w: World) => void
-  settleMs?: number
-  race?: (w: World, stop: { done: boolean }) => Promise<void>
-  /**
-   * Why this attempt holds even with no sandbox (danger-full-access), when it does: it needs
-   * root, or dsh's own job control ends it, or the file tools replace a link by rename. Such
-   * attempts still must hold under the sandbox; the negative control's 90% leaves them out.
-   */
-  holdsUnconfined?: string
-  /** Commands the attempt needs on the machine (a missing one fails the case). */
-  needs?: string[]
-}
+export type { Attack } from './escape-attack.js'
 
 const write = (path: string, content = 'escaped\n'): ToolCallSpec => ({ name: 'write', arguments: { path, content } })
 const edit = (path: string): ToolCallSpec => ({ name: 'edit', arguments: { path, old_string: 'nobody', new_string: 'everybody' } })
@@ -86,7 +65,9 @@ export const ATTACKS: Attack[] = [
   { name: '/proc/self/cwd/..', category: 'proc', bash: () => 'echo escaped > /proc/self/cwd/../outside/canary.txt', file: () => overwrite('/proc/self/cwd/../outside/canary.txt') },
   { name: '/proc/$PPID/root', category: 'proc', bash: (w) => `echo escaped > /proc/$PPID/root${w.canary}` },
   { name: '/proc/1/root', holdsUnconfined: 'an ordinary user cannot follow /proc/1/root of a root process',  category: 'proc', bash: (w) => `echo escaped > /proc/1/root${w.canary}`, file: (w) => overwrite(`/proc/1/root${w.canary}`) },
-  { name: '/proc/*/cwd of other processes', category: 'proc', bash: () => 'for p in /proc/[0-9]*; do [ -w $p/cwd/../outside/canary.txt ] && echo escaped >> $p/cwd/../outside/canary.txt; done; true' },
+  // only processes of this case's world: unconfined (the negative control) the loop would
+  // otherwise append to the canary of every world running at the same time
+  { name: '/proc/*/cwd of other processes', category: 'proc', bash: (w) => `for p in /proc/[0-9]*; do case "$(readlink $p/cwd)" in ${w.root}*) [ -w $p/cwd/../outside/canary.txt ] && echo escaped >> $p/cwd/../outside/canary.txt;; esac; done; true` },
   { name: '/proc/self/fd of an inherited descriptor', category: 'proc', bash: (w) => `for f in /proc/self/fd/*; do t=$(readlink $f); case "$t" in ${w.root}*) echo escaped >> $f;; esac; done; true` },
   // hard links
   { name: 'pre-existing hard link in the workspace', category: 'hardlink', setup: (w) => linkSync(w.canary, join(w.ws, 'hl')), bash: () => 'echo escaped >> hl', file: () => overwrite('hl') },
@@ -128,4 +109,5 @@ export const ATTACKS: Attack[] = [
   { name: 'the store through a hard link', category: 'store', setup: (w) => linkSync(w.store, join(w.ws, 'creds-hl')), bash: () => 'cat creds-hl' },
   { name: 'the store through a hard link, with the file tools', holdsUnconfined: 'the file tools refuse dsh\'s secret files by name in every preset, danger-full-access included', category: 'store', setup: (w) => linkSync(w.store, join(w.ws, 'creds-hl')), file: () => [read('creds-hl')] },
   { name: 'append to the store', category: 'store', bash: (w) => `echo 'x: 1' >> ${w.store}` },
+  ...TMP_ATTACKS,
 ]

@@ -9,6 +9,8 @@ import { cleanEnv, collect, DSH_BIN, type RunResult } from '../e2e/helpers/dsh.j
 import { processesMatching } from '../e2e/helpers/session-file.js'
 
 export const USER = 'dshrel'
+/** The other local user of the temp-root cases (uid and gid of nobody/nogroup). */
+export const NOBODY = 65534
 
 /** The unprivileged user the corpus runs as, created on first use (root only). */
 export function ensureUser(): { uid: number; gid: number } {
@@ -38,6 +40,13 @@ export interface World {
   store: string
   storeKey: string
   tmp: string
+  /** A shared temp folder like /tmp (root, 1777) for the temp-root cases; TMPDIR when an attack asks. */
+  sharedTmp: string
+  /** The user's temp base dsh derives from `sharedTmp`: `<sharedTmp>/dsh-<uid>`. */
+  tmpBase: string
+  /** A folder of another user (nobody, 0777) that a hostile temp root points at. */
+  attacker: string
+  uid: number
   token: string
   tcpPort: number
   tcp6Port: number
@@ -47,9 +56,9 @@ export interface World {
   close(): Promise<void>
 }
 
-export interface Snapshot { hash: string; ino: number; mode: number; mtimeMs: number; outside: string[]; store: string; homeFiles: string[]; config: string }
+export interface Snapshot { hash: string; ino: number; mode: number; mtimeMs: number; outside: string[]; store: string; homeFiles: string[]; config: string; attacker: string[] }
 
-export function snapshot(w: Pick<World, 'canary' | 'outside' | 'store' | 'home'>): Snapshot {
+export function snapshot(w: Pick<World, 'canary' | 'outside' | 'store' | 'home' | 'attacker'>): Snapshot {
   const exists = existsSync(w.canary)
   const st = exists ? statSync(w.canary) : undefined
   return {
@@ -60,6 +69,10 @@ export function snapshot(w: Pick<World, 'canary' | 'outside' | 'store' | 'home'>
     config: ['settings.yaml', 'cordis.patch.yml'].map((f) => (existsSync(join(w.home, f)) ? readFileSync(join(w.home, f), 'utf8') : 'missing')).join('\0'),
     // dsh's own writes: sessions, the profile it creates, its parse cache (decision 0063)
     homeFiles: listTree(w.home).filter((p) => !/^(sessions|profiles)(\/|$)/.test(p) && !/^cache(\/parsed(\/[0-9a-f]{40}\.json)?)?$/.test(p)),
+    attacker: listTree(w.attacker).map((p) => {
+      const st = lstatSync(join(w.attacker, p))
+      return `${p} ${st.uid} ${st.isFile() ? createHash('sha256').update(readFileSync(join(w.attacker, p))).digest('hex').slice(0, 16) : st.mode.toString(8)}`
+    }),
   }
 }
 
@@ -89,6 +102,7 @@ export async function makeWorld(user: { uid: number; gid: number }): Promise<Wor
   chmodSync(root, 0o755)
   const w = {
     root, outside: join(root, 'outside'), ws: join(root, 'ws'), home: join(root, 'home'), tmp: join(root, 'tmp'),
+    sharedTmp: join(root, 'shared-tmp'), attacker: join(root, 'attacker'), uid: user.uid, tmpBase: join(root, 'shared-tmp', `dsh-${user.uid}`),
     token: `77${Math.floor(Math.random() * 1e6)}`, connections: 0,
   } as World
   w.canary = join(w.outside, 'canary.txt')
@@ -97,6 +111,11 @@ export async function makeWorld(user: { uid: number; gid: number }): Promise<Wor
   w.unixSocket = join(w.outside, 'agent.sock')
   for (const d of [w.outside, join(w.outside, 'dir'), w.ws, w.home, w.tmp]) mkdirSync(d, { recursive: true })
   writeFileSync(w.canary, 'canary: nobody may change me\n')
+  for (const d of [w.sharedTmp, w.attacker]) mkdirSync(d)
+  chmodSync(w.sharedTmp, 0o1777)
+  writeFileSync(join(w.attacker, 'bait'), 'a file of another user\n')
+  chmodSync(w.attacker, 0o777)
+  spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, w.attacker])
   // dsh's own configuration exists before the run, so a change to it is seen
   writeFileSync(join(w.home, 'settings.yaml'), 'version: 1\n')
   writeFileSync(join(w.home, 'cordis.patch.yml'), '[]\n')
@@ -147,6 +166,7 @@ export function escapes(w: World, modelSaw: string): string[] {
   if (after.mode !== w.before.mode) out.push(`canary mode changed (${w.before.mode.toString(8)} → ${after.mode.toString(8)})`)
   if (after.mtimeMs !== w.before.mtimeMs) out.push('canary mtime changed')
   if (after.outside.join() !== w.before.outside.join()) out.push(`entries beside the canary changed: ${after.outside.join(', ')}`)
+  if (after.attacker.join() !== w.before.attacker.join()) out.push(`another user's folder changed: ${after.attacker.join(', ')}`)
   if (after.store !== w.before.store) out.push('the credentials store changed')
   if (after.config !== w.before.config) out.push("dsh's settings or patch in $DSH_HOME changed")
   const newHome = after.homeFiles.filter((f) => !w.before.homeFiles.includes(f))
@@ -158,11 +178,11 @@ export function escapes(w: World, modelSaw: string): string[] {
   return out
 }
 
-export function runAsUser(user: { uid: number; gid: number }, w: World, args: string[], env: Record<string, string>): Promise<RunResult> {
+export function runAsUser(user: { uid: number; gid: number }, w: World, args: string[], env: Record<string, string>, tmp = w.tmp): Promise<RunResult> {
   const child = spawn(DSH_BIN, args, {
     cwd: w.ws, uid: user.uid, gid: user.gid,
-    env: cleanEnv({ HOME: w.root, USER, LOGNAME: USER, DSH_HOME: w.home, TMPDIR: w.tmp, ...env }),
+    env: cleanEnv({ HOME: w.root, USER, LOGNAME: USER, DSH_HOME: w.home, TMPDIR: tmp, ...env }),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
-  return collect(child, { timeoutMs: 30_000 })
+  return collect(child, { timeoutMs: 60_000 })
 }

@@ -40,12 +40,12 @@ async function attempt(attack: Attack, channel: Channel, mode: Mode): Promise<Ou
     model.setScript(script)
     const stop = { done: false }
     const racing = attack.race?.(w, stop)
-    const run = await runAsUser(user, w, ['--profile', 'headless', '--permission-mode', mode, `try: ${attack.name}`], { DEEPSEEK_BASE_URL: model.url })
+    const run = await runAsUser(user, w, ['--profile', 'headless', '--permission-mode', mode, `try: ${attack.name}`], { DEEPSEEK_BASE_URL: model.url }, attack.tmp === 'shared' ? w.sharedTmp : w.tmp)
     stop.done = true
     await racing
     if (attack.settleMs) await new Promise((r) => setTimeout(r, attack.settleMs))
     const saw = model.requests.map((r) => JSON.stringify(r.body)).join('\n')
-    return { escaped: escapes(w, saw), code: run.code, stderr: run.stderr, requests: model.requests.length, steps: script.length }
+    return { escaped: [...escapes(w, saw), ...(attack.check?.(w, saw) ?? []).map((f) => `expected: ${f}`)], code: run.code, stderr: run.stderr, requests: model.requests.length, steps: script.length }
   } finally {
     await model.close()
     await w.close()

@@ -1,105 +1,121 @@
-import { FAILPOINTS } from '@dsh/protocol'
-import { startMockModel, type MockModel, type Step } from '@dsh/testkit'
-import { expect } from 'vitest'
-import { afterAll, beforeAll } from 'vitest'
-import { collect, runDsh, spawnDsh, tempDir } from '../e2e/helpers/dsh.js'
+import { FAILPOINTS, type SessionEvent } from '@dsh/protocol'
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { afterAll, expect } from 'vitest'
 import { defineLane, laneSeed, rng, scaled } from './lib.js'
-import { expectContiguous, expectRepaired, expectShownAreStored, onlySessionId, printedEvents, sessionFile, storedSession } from './sessions.js'
+import { checkRun, newPlace, runSession, STEPS, type Place } from './kill-run.js'
 
 // kill -9 lane: a 30-step bash+write session against the scripted model, killed at each
-// named failpoint (hit 1, 2, 5) and at random moments; then the log is checked on disk and
-// the session resumed.
+// named failpoint (hit 1, 2, 5) and at random moments; after every kill the log is checked
+// on disk (kill-run.ts) and the session resumed.
+//
+// The random kills run in CHAINS concurrent chains, each with its own mock model. A chain
+// reuses its session across kills: the next kill resumes the session the last one crashed
+// (so the resume of a crash is itself killed at a random moment, and checked on what it
+// appended), and now and then (FRESH_SHARE) it starts a new session in a new home, so kills
+// also land in a fresh boot. Every chain ends by resuming its session to a completed turn.
 const lane = defineLane('kill')
 const random = rng(laneSeed('kill'))
-const STEPS = 30
+const CHAINS = 4
+const FRESH_SHARE = 0.1
 
-let model: MockModel
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model.close() })
-
-/** 29 tool steps (odd: bash appends to trail.txt; even: write files/N.txt), then the answer. */
-function thirtySteps(): Step[] {
-  const steps: Step[] = []
-  for (let n = 1; n < STEPS; n++) {
-    steps.push(n % 2
-      ? { toolCalls: [{ name: 'bash', arguments: { command: `echo step ${n} >> trail.txt`, description: `step ${n}` } }] }
-      : { toolCalls: [{ name: 'write', arguments: { path: `files/${n}.txt`, content: `file of step ${n}\n` } }] })
-  }
-  steps.push({ text: 'all thirty steps done' })
-  return steps
+const models: MockModel[] = []
+async function ownModel(): Promise<MockModel> {
+  const model = await startMockModel()
+  models.push(model)
+  return model
 }
-
-const env = (home: string, extra: Record<string, string> = {}) => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', ...extra })
-
-/** Runs the session; `kill` is either a failpoint spec or a delay after which the test sends SIGKILL. */
-async function crashRun(kill: { failpoint: string } | { afterMs: number }) {
-  const home = tempDir('dsh-rel-home-')
-  const workspace = tempDir('dsh-rel-ws-')
-  model.setScript(thirtySteps())
-  const child = spawnDsh(['--profile', 'headless', '--json', 'run the thirty steps'], {
-    cwd: workspace, env: env(home, 'failpoint' in kill ? { DSH_FAILPOINT: kill.failpoint } : {}),
-  })
-  const done = collect(child, { timeoutMs: 120_000 })
-  let timer: NodeJS.Timeout | undefined
-  if ('afterMs' in kill) timer = setTimeout(() => child.kill('SIGKILL'), kill.afterMs)
-  const result = await done
-  clearTimeout(timer)
-  return { home, workspace, result }
-}
-
-async function checkAndResume(run: Awaited<ReturnType<typeof crashRun>>, where: string) {
-  const { home, workspace, result } = run
-  const id = onlySessionId(home)
-  if (id === undefined) {
-    // killed before the session file existed: nothing can have been shown
-    expect(printedEvents(result.stdout), `${where}: events shown but no session file`).toEqual([])
-    return
-  }
-  const crashed = storedSession(sessionFile(home, id))
-  expectContiguous(crashed.events, where)
-  expectShownAreStored(printedEvents(result.stdout), crashed.events, where)
-  model.setScript([{ text: 'resumed after the crash' }])
-  const resumed = await runDsh(['--profile', 'headless', '--json', '--resume', id, 'go on'], { cwd: workspace, env: env(home), timeoutMs: 60_000 })
-  expect(resumed.code, `${where}: resume failed: ${resumed.stderr.slice(0, 400)}`).toBe(0)
-  const after = storedSession(sessionFile(home, id))
-  expect(after.tornBytes, `${where}: torn tail after resume`).toBe(0)
-  expectContiguous(after.events, where)
-  expect(JSON.stringify(after.events.slice(0, crashed.events.length)), `${where}: resume changed the crashed prefix`).toBe(JSON.stringify(crashed.events))
-  expectShownAreStored(printedEvents(resumed.stdout), after.events, `${where} (resume)`)
-  expectRepaired(crashed.events, after.events, where)
-  expect(after.events.at(-1), where).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
-}
+afterAll(async () => { await Promise.all(models.map((m) => m.close())) })
 
 for (const name of FAILPOINTS) {
   for (const hit of [1, 2, 5]) {
     lane.case(`failpoint ${name}:${hit}`, async () => {
-      const run = await crashRun({ failpoint: `${name}:${hit}` })
-      expect(run.result.signal, `failpoint ${name}:${hit} was not reached (exit ${run.result.code}): ${run.result.stderr.slice(0, 300)}`).toBe('SIGKILL')
-      await checkAndResume(run, `${name}:${hit}`)
-    }, 180_000)
+      const model = await ownModel()
+      const place = newPlace()
+      const crashed = await runSession(model, place, { failpoint: `${name}:${hit}` })
+      expect(crashed.signal, `failpoint ${name}:${hit} was not reached (exit ${crashed.code}): ${crashed.stderr.slice(0, 300)}`).toBe('SIGKILL')
+      const events = checkRun(place, [], crashed, `${name}:${hit}`)
+      if (place.id === undefined) return
+      const resumed = await runSession(model, place, 'none', [{ text: 'resumed after the crash' }])
+      expect(resumed.code, `${name}:${hit}: resume failed: ${resumed.stderr.slice(0, 400)}`).toBe(0)
+      checkRun(place, events, resumed, `${name}:${hit} (resume)`)
+    }, 180_000, { concurrent: true })
   }
 }
 
-// random kills: a fraction of the time a whole run takes (measured in the first case), so
-// the kills land in boot, in the steps and at the end
-const kills = scaled(40)
-const fractions = Array.from({ length: kills }, () => random())
-let fullRunMs = 0
-lane.case('the 30-step session completes when nothing kills it', async () => {
-  const started = Date.now()
-  const run = await crashRun({ afterMs: 600_000 })
-  fullRunMs = Date.now() - started
-  expect(run.result.code, run.result.stderr.slice(0, 400)).toBe(0)
-  const id = onlySessionId(run.home)!
-  const stored = storedSession(sessionFile(run.home, id))
-  expect(stored.events.filter((e) => e.type === 'step/start')).toHaveLength(STEPS)
-  expectShownAreStored(printedEvents(run.result.stdout), stored.events, 'full run')
-}, 180_000)
-fractions.forEach((fraction, k) => {
-  lane.case(`random kill ${k + 1}/${kills} at ${(fraction * 100).toFixed(1)}% of a run`, async () => {
-    expect(fullRunMs, 'the full run did not complete').toBeGreaterThan(0)
-    const afterMs = Math.floor(fraction * fullRunMs)
-    const run = await crashRun({ afterMs })
-    await checkAndResume(run, `random kill after ${afterMs} ms`)
-  }, 180_000)
+interface Chain {
+  model?: MockModel
+  place: Place
+  /** The session file's events after the chain's last run. */
+  events: SessionEvent[]
+  /** How long the chain's uncut run took (the kills are fractions of it). */
+  fullRunMs: number
+  /** The chain's previous case: a chain's cases run one after another. */
+  tail: Promise<void>
+}
+const chains: Chain[] = Array.from({ length: CHAINS }, () => ({ place: newPlace(), events: [], fullRunMs: 0, tail: Promise.resolve() }))
+const outcome = { killed: 0, completed: 0, beforeFile: 0 }
+
+/** Runs `work` after the chain's previous case (failed or not); cases start in order, so chains never wait in a circle. */
+async function inChain(chain: Chain, work: () => Promise<void>): Promise<void> {
+  const previous = chain.tail
+  let release!: () => void
+  chain.tail = new Promise((r) => { release = r })
+  try {
+    await previous
+    await work()
+  } finally {
+    release()
+  }
+}
+
+/** Resumes the chain's session with no kill: it must complete, repaired. */
+async function finish(chain: Chain, where: string): Promise<void> {
+  if (chain.place.id === undefined) return
+  const run = await runSession(chain.model!, chain.place, 'none', [{ text: 'resumed after the kills' }])
+  expect(run.code, `${where}: the resume failed: ${run.stderr.slice(0, 400)}`).toBe(0)
+  chain.events = checkRun(chain.place, chain.events, run, `${where} (final resume)`)
+}
+
+chains.forEach((chain, c) => {
+  lane.case(`chain ${c + 1}: the 30-step session completes when nothing kills it`, () => inChain(chain, async () => {
+    chain.model = await ownModel()
+    const started = Date.now()
+    const run = await runSession(chain.model, chain.place, 'none')
+    chain.fullRunMs = Date.now() - started
+    expect(run.code, run.stderr.slice(0, 400)).toBe(0)
+    chain.events = checkRun(chain.place, [], run, 'full run')
+    expect(chain.events.filter((e) => e.type === 'step/start')).toHaveLength(STEPS)
+  }), 180_000, { concurrent: true })
+})
+
+// the kills: a uniform fraction of the chain's uncut run (boot, steps and the end)
+const kills = scaled(200)
+const plan = Array.from({ length: kills }, () => ({ fraction: random(), fresh: random() < FRESH_SHARE }))
+plan.forEach(({ fraction, fresh }, k) => {
+  const chain = chains[k % CHAINS]!
+  lane.case(`random kill ${k + 1}/${kills} at ${(fraction * 100).toFixed(1)}% of a run (chain ${(k % CHAINS) + 1}, ${fresh ? 'new session' : 'resumed session'})`, () => inChain(chain, async () => {
+    expect(chain.fullRunMs, 'the chain\'s uncut run did not complete').toBeGreaterThan(0)
+    const where = `random kill ${k + 1}`
+    if (fresh || chain.place.id === undefined) {
+      await finish(chain, `${where}: the session left for a new one`)
+      chain.place = newPlace()
+      chain.events = []
+    }
+    const afterMs = Math.floor(fraction * chain.fullRunMs)
+    const run = await runSession(chain.model!, chain.place, { afterMs })
+    chain.events = checkRun(chain.place, chain.events, run, `${where} after ${afterMs} ms`)
+    if (run.code === 0) outcome.completed++
+    else outcome.killed++
+    if (chain.place.id === undefined) outcome.beforeFile++
+  }), 180_000, { concurrent: true })
+})
+
+chains.forEach((chain, c) => {
+  lane.case(`chain ${c + 1}: the session resumes to a completed turn after its kills`, () => inChain(chain, () => finish(chain, `chain ${c + 1}`)), 180_000, { concurrent: true })
+})
+
+lane.case('the random kills landed (most runs were killed, not completed)', () => {
+  process.stdout.write(`reliability kill: random kills: ${outcome.killed} killed (${outcome.beforeFile} before the session file existed), ${outcome.completed} completed before their kill\n`)
+  expect(outcome.killed + outcome.completed, 'not every random kill ran').toBe(kills)
+  expect(outcome.killed, 'fewer than half of the random kills landed').toBeGreaterThanOrEqual(kills / 2)
 })

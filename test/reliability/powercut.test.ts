@@ -1,112 +1,113 @@
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { startMockModel, type MockModel, type Step } from '@dsh/testkit'
-import { afterAll, beforeAll, expect } from 'vitest'
-import { spawn } from 'node:child_process'
-import { cleanEnv, collect, DSH_BIN, runDsh, spawnDsh, tempDir } from '../e2e/helpers/dsh.js'
-import { defineLane, laneSeed, need, needFile, needRoot, rng, scaled, sh } from './lib.js'
-import { expectContiguous, onlySessionId, printedEvents, sessionFile, storedSession } from './sessions.js'
 import type { SessionEvent } from '@dsh/protocol'
+import { startMockModel, type MockModel } from '@dsh/testkit'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { runDsh } from '../e2e/helpers/dsh.js'
+import { defineLane, laneSeed, need, rng, scaled } from './lib.js'
+import { imageDir, makeImage, mountImage, powerCut, prerequisites, script, startWriter } from './powercut-disk.js'
+import { expectContiguous, onlySessionId, sessionFile, storedSession } from './sessions.js'
 
-// power-cut lane: the sessions folder is an ext4 file system on a loop device. At a random
-// moment the writer is stopped (SIGSTOP) and the backing image copied: the copy holds what
-// reached the disk (the upper page cache is not in it), as after a power cut. The copy is
-// mounted (journal replay) and the session recovered from it. Every event `--json` showed
-// (shown means durable) must be in the copy. Under eatmydata (fsync a no-op) shown events
-// must go missing in some cycles: the negative control that proves the lane sees a loss.
+// power-cut lane: the sessions folder is an ext4 file system on a loop device. While a
+// long `--json` writer runs, power cuts are taken at random moments (powercut-disk.ts: stop
+// the writer, note what it had shown, copy the image, let it go on). After the writer ends
+// each copy is mounted (journal replay) and the session recovered from it (`--resume`):
+// every event the writer had shown before the cut (shown means durable) must be in the
+// copy, and the copy must resume. Under eatmydata (fsync a no-op) shown events must go
+// missing: the negative control that proves the lane sees a loss.
 const lane = defineLane('powercut')
 const random = rng(laneSeed('powercut'))
 
+/** Writers of a run, each a new session of WRITER_STEPS steps cut CUTS times. */
+const WRITERS = scaled(5)
+const CUTS = 20
+const WRITER_STEPS = 60
+/** Steps of the calibration run (its length sets when the cuts fall). */
+const CALIBRATION_STEPS = 20
+/** Recoveries (mount + resume) running at once after a writer. */
+const PARALLEL_RECOVERIES = 2
+
 let model: MockModel
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model.close() })
+/** Answers every resume from a copy (many may run at once: the script is never reset). */
+let recoverModel: MockModel
+beforeAll(async () => {
+  model = await startMockModel()
+  recoverModel = await startMockModel({ script: Array.from({ length: 100_000 }, () => ({ text: 'recovered' })) })
+})
+afterAll(async () => { await Promise.all([model.close(), recoverModel.close()]) })
 
-const env = (home: string) => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' })
+interface Cycle { shown: number; recovered: number; lost: string[]; resumed?: { code: number | null; stderr: string }; error?: string }
 
-function script(): Step[] {
-  const steps: Step[] = []
-  for (let n = 1; n < 20; n++) {
-    steps.push(n % 2
-      ? { toolCalls: [{ name: 'bash', arguments: { command: `echo ${n} >> trail.txt` } }] }
-      : { toolCalls: [{ name: 'write', arguments: { path: `f${n}.txt`, content: `step ${n}\n` } }] })
-  }
-  steps.push({ text: 'done' })
-  return steps
-}
-
-function prerequisites() {
-  needRoot('loop devices and mounts')
-  need('mkfs.ext4', 'e2fsprogs')
-  need('losetup', 'mount')
-  needFile('/dev/loop-control', 'loop devices')
-}
-
-/** An ext4 image attached to a loop device and mounted at `dir`; the journal commits rarely (commit=60). */
-function mountImage(image: string, dir: string): () => void {
-  mkdirSync(dir, { recursive: true })
-  const device = sh(`losetup -f --show ${image}`).trim()
+/** Mounts a copy, reads the session on it, compares with what was shown, resumes it. */
+async function recover(copy: string, base: string, k: number, workspace: string, shown: SessionEvent[], control: boolean): Promise<Cycle> {
+  const home = join(base, `recovered-${k}`)
+  const unmount = mountImage(copy, join(home, 'sessions'))
   try {
-    sh(`mount -t ext4 -o commit=60 ${device} ${dir}`)
-  } catch (error) {
-    sh(`losetup -d ${device}`, { allowFail: true })
-    throw error
-  }
-  return () => {
-    sh(`umount ${dir}`, { allowFail: true })
-    sh(`losetup -d ${device}`, { allowFail: true })
+    const id = onlySessionId(home)
+    if (id === undefined) return { shown: shown.length, recovered: 0, lost: shown.map((e) => `${e.seq} ${e.type}`) }
+    let recovered: SessionEvent[] = []
+    try {
+      recovered = storedSession(sessionFile(home, id)).events
+      expectContiguous(recovered, 'recovered copy')
+    } catch (error) {
+      // under eatmydata anything goes; with fsync an unreadable copy is a failure
+      if (!control) return { shown: shown.length, recovered: 0, lost: [], error: (error as Error).message }
+    }
+    const lost = shown.filter((e) => JSON.stringify(recovered[e.seq]) !== JSON.stringify(e)).map((e) => `${e.seq} ${e.type}`)
+    const cycle: Cycle = { shown: shown.length, recovered: recovered.length, lost }
+    if (!control && recovered.length) {
+      const r = await runDsh(['--profile', 'headless', '--resume', id, 'go on'], {
+        cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: recoverModel.url, DEEPSEEK_API_KEY: 'mock-key' }, timeoutMs: 120_000,
+      })
+      cycle.resumed = { code: r.code, stderr: r.stderr }
+    }
+    return cycle
+  } finally {
+    unmount()
+    rmSync(copy, { force: true })
   }
 }
 
-interface Cycle { shown: SessionEvent[]; recovered: SessionEvent[]; lost: string[]; resumed: { code: number | null; stderr: string } | undefined }
+/** Runs `jobs` with at most `n` at once. */
+async function parallel<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length)
+  let next = 0
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < jobs.length) {
+      const i = next++
+      out[i] = await jobs[i]!()
+    }
+  }))
+  return out
+}
 
-/** One power cut at `fraction` of a run's length; returns what was shown and what the copy holds. */
-async function cycle(fraction: number, runMs: number, eatmydata: boolean): Promise<Cycle> {
-  const base = tempDir('dsh-rel-power-')
+/**
+ * One writer on a fresh image, cut at `atMs` (sorted, from its start); returns each cut's
+ * outcome. The writer itself must complete: the cuts (SIGSTOP/SIGCONT) must not disturb it.
+ */
+async function writerRun(atMs: number[], control: boolean): Promise<Cycle[]> {
+  const base = imageDir()
   const image = join(base, 'disk.img')
   const home = join(base, 'home')
   const workspace = join(base, 'ws')
   mkdirSync(workspace)
-  sh(`truncate -s 32M ${image} && mkfs.ext4 -q -F ${image}`)
+  makeImage(image)
   const unmount = mountImage(image, join(home, 'sessions'))
-  let unmountCopy = () => undefined as void
   try {
-    model.setScript(script())
-    const args = ['--profile', 'headless', '--json', 'go']
-    const writer = eatmydata
-      // eatmydata(1) preloads libeatmydata: fsync and fdatasync return 0 without reaching the disk
-      ? spawn('eatmydata', [DSH_BIN, ...args], { cwd: workspace, env: cleanEnv(env(home)), stdio: ['pipe', 'pipe', 'pipe'] })
-      : spawnDsh(args, { cwd: workspace, env: env(home) })
-    const done = collect(writer, { timeoutMs: 60_000 })
-    await new Promise((r) => setTimeout(r, Math.floor(fraction * runMs)))
-    writer.kill('SIGSTOP')
-    // the power cut: what the loop device has written to its backing file, nothing more
-    const copy = join(base, 'copy.img')
-    copyFileSync(image, copy)
-    writer.kill('SIGKILL')
-    const result = await done
+    model.setScript(script(WRITER_STEPS))
+    const writer = startWriter(model, home, workspace, join(base, 'stdout.jsonl'), control)
+    const started = Date.now()
+    const cuts: { copy: string; shown: SessionEvent[] }[] = []
+    for (const [k, at] of atMs.entries()) {
+      await new Promise((r) => setTimeout(r, Math.max(0, started + at - Date.now())))
+      const copy = join(base, `copy-${k}.img`)
+      cuts.push({ copy, shown: await powerCut(writer, image, copy) })
+    }
+    const end = await writer.done
+    if (!control) expect(end.code, `the writer did not complete across its power cuts: ${end.stderr.slice(0, 400)}`).toBe(0)
     unmount()
-    const home2 = join(base, 'recovered')
-    unmountCopy = mountImage(copy, join(home2, 'sessions'))
-    const shown = printedEvents(result.stdout)
-    const id = onlySessionId(home2) ?? onlySessionId(home)
-    if (id === undefined) return { shown, recovered: [], lost: shown.map((e) => `${e.seq} ${e.type}`), resumed: undefined }
-    let recovered: SessionEvent[] = []
-    try {
-      recovered = storedSession(sessionFile(home2, id)).events
-    } catch {
-      recovered = []
-    }
-    const lost = shown.filter((e) => JSON.stringify(recovered[e.seq]) !== JSON.stringify(e)).map((e) => `${e.seq} ${e.type}`)
-    expectContiguous(recovered, 'recovered copy')
-    let resumed: Cycle['resumed']
-    if (recovered.length) {
-      model.setScript([{ text: 'recovered' }])
-      const r = await runDsh(['--profile', 'headless', '--resume', id, 'go on'], { cwd: workspace, env: env(home2) })
-      resumed = { code: r.code, stderr: r.stderr }
-    }
-    return { shown, recovered, lost, resumed }
+    return await parallel(cuts.map((c, k) => () => recover(c.copy, base, k, workspace, c.shown, control)), PARALLEL_RECOVERIES)
   } finally {
-    unmountCopy()
     unmount()
     rmSync(base, { recursive: true, force: true })
   }
@@ -115,15 +116,15 @@ async function cycle(fraction: number, runMs: number, eatmydata: boolean): Promi
 let runMs = 0
 lane.case('calibration: the session completes on the loop file system', async () => {
   prerequisites()
-  const base = tempDir('dsh-rel-power-')
+  const base = imageDir()
   const image = join(base, 'disk.img')
   const home = join(base, 'home')
-  sh(`truncate -s 32M ${image} && mkfs.ext4 -q -F ${image}`)
+  makeImage(image)
   const unmount = mountImage(image, join(home, 'sessions'))
   try {
-    model.setScript(script())
+    model.setScript(script(CALIBRATION_STEPS))
     const started = Date.now()
-    const result = await runDsh(['--profile', 'headless', '--json', 'go'], { cwd: base, env: env(home) })
+    const result = await runDsh(['--profile', 'headless', '--json', 'go'], { cwd: base, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' } })
     runMs = Date.now() - started
     expect(result.code, result.stderr.slice(0, 400)).toBe(0)
   } finally {
@@ -132,25 +133,42 @@ lane.case('calibration: the session completes on the loop file system', async ()
   }
 }, 120_000)
 
-const cycles = scaled(10)
-for (let k = 0; k < cycles; k++) {
-  const fraction = 0.15 + random() * 0.85
-  lane.case(`power cut ${k + 1}/${cycles} at ${(fraction * 100).toFixed(1)}% of a run: zero shown (fsynced) events lost, the copy resumes`, async () => {
-    prerequisites()
-    expect(runMs, 'calibration did not run').toBeGreaterThan(0)
-    const c = await cycle(fraction, runMs, false)
-    expect(c.lost, `shown on stdout but missing after the power cut (${c.shown.length} shown, ${c.recovered.length} recovered)`).toEqual([])
-    if (c.resumed) expect(c.resumed.code, `resume from the copy failed: ${c.resumed.stderr.slice(0, 400)}`).toBe(0)
-  }, 120_000)
+/**
+ * Cut moments of one writer, as fractions of a calibration run: the first within one
+ * calibration run (boot and early steps), the rest anywhere in the writer's expected length.
+ */
+function plan(cuts: number): number[] {
+  const span = WRITER_STEPS / CALIBRATION_STEPS
+  return [random(), ...Array.from({ length: cuts - 1 }, () => random() * span)].sort((a, b) => a - b)
 }
 
-const controls = scaled(3)
-const controlFractions = Array.from({ length: controls }, () => 0.5 + random() * 0.5)
-lane.case(`negative control: under eatmydata, ${controls} power cuts lose shown events`, async () => {
+const results: Cycle[][] = []
+for (let w = 0; w < WRITERS; w++) {
+  const fractions = plan(CUTS)
+  lane.case(`writer ${w + 1}/${WRITERS}: ${CUTS} power cuts while it runs, then it completes`, async () => {
+    prerequisites()
+    expect(runMs, 'calibration did not run').toBeGreaterThan(0)
+    results[w] = await writerRun(fractions.map((f) => Math.floor(f * runMs)), false)
+  }, 600_000)
+  for (let k = 0; k < CUTS; k++) {
+    lane.case(`power cut ${w * CUTS + k + 1}/${WRITERS * CUTS} (writer ${w + 1}, at ${(fractions[k]! * 100).toFixed(1)}% of a calibration run): zero shown (fsynced) events lost, the copy resumes`, () => {
+      const c = results[w]?.[k]
+      expect(c, `writer ${w + 1} did not run`).toBeDefined()
+      expect(c!.error, 'the recovered copy is unreadable').toBeUndefined()
+      expect(c!.lost, `shown on stdout but missing after the power cut (${c!.shown} shown, ${c!.recovered} recovered)`).toEqual([])
+      if (c!.resumed) expect(c!.resumed.code, `resume from the copy failed: ${c!.resumed.stderr.slice(0, 400)}`).toBe(0)
+    })
+  }
+}
+
+const controlCuts = scaled(5)
+const controlFractions = plan(controlCuts).map((f) => f / 2 + 0.5)
+lane.case(`negative control: under eatmydata, ${controlCuts} power cuts lose shown events`, async () => {
   prerequisites()
   need('eatmydata')
   expect(runMs, 'calibration did not run').toBeGreaterThan(0)
-  let lost = 0
-  for (const fraction of controlFractions) lost += (await cycle(fraction, runMs, true)).lost.length
+  const cycles = await writerRun(controlFractions.map((f) => Math.floor(f * runMs)), true)
+  const lost = cycles.reduce((n, c) => n + c.lost.length, 0)
+  process.stdout.write(`reliability powercut: eatmydata control: ${lost} shown events lost over ${controlCuts} cuts (${cycles.map((c) => c.lost.length).join(', ')})\n`)
   expect(lost, 'eatmydata lost nothing: the lane cannot see a loss').toBeGreaterThan(0)
-}, 300_000)
+}, 600_000)
