@@ -4,6 +4,7 @@ import { DshError, didYouMean } from '@dsh/protocol'
 import { rowFiles } from '../compose/compose.js'
 import { absoluteName } from '../compose/dump.js'
 import type { ComposedRow } from '../compose/types.js'
+import { bundledUrl, shareBundle } from '../bundled.js'
 import { resolveModule } from '../resolve.js'
 import { configError, fromValidationError, pluginError, reasonOf, type SchemaIssue } from './errors.js'
 
@@ -195,7 +196,13 @@ export class Mounter {
     }
     let mod: unknown
     try {
-      mod = await (this.options.importModule ?? ((url: string) => import(url)))(pathToFileURL(path).href)
+      // from the bundle, an in-tree row imports its bundled copy; any other module first gets the shared-module hook
+      let url = bundledUrl(path)
+      if (url === undefined) {
+        shareBundle()
+        url = pathToFileURL(path).href
+      }
+      mod = await (this.options.importModule ?? ((url: string) => import(url)))(url)
     } catch (error) {
       throw pluginError('IMPORT_FAILED', `cannot import ${path}`, error)
     }
