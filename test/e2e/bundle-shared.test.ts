@@ -68,4 +68,15 @@ describe('an out-of-tree plugin under the bundled build', () => {
     expect(run.stderr).toContain('@dsh/core/no-such-plugin is not a module of this build of dsh')
     expect(run.stderr).not.toMatch(STACK)
   })
+
+  it('with DSH_DEBUG=1 a stack trace names the TypeScript sources, through the bundle\u2019s source maps', async () => {
+    const { home, env } = tempHome()
+    makeProfile(home, 'p', BUNDLES, "- insert:\n    - id: nope\n      name: '@dsh/core/nope'\n")
+    const run = await dsh(['--profile', 'p', 'go'], { ...env, DSH_DEBUG: '1' })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/row nope \(@dsh\/core\/nope\): MODULE_NOT_FOUND/)
+    expect(run.stderr).toMatch(STACK)
+    expect(run.stderr).toContain(`(${join(ROOT, 'packages/boot/src/mount/mounter.ts')}:`)
+    expect(run.stderr).not.toContain('/dist/bundle/')
+  })
 })
