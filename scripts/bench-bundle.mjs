@@ -4,7 +4,7 @@
 // wall time of `dsh --help` / `--version`, each in a fresh process with a temp DSH_HOME.
 // Prints medians and min–max per variant and the after/before ratio of the medians.
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +26,14 @@ const script = [
 const scratch = mkdtempSync(join(tmpdir(), 'dsh-bench-bundle-'))
 const home = join(scratch, 'home')
 mkdirSync(home)
+// profile `oot`: the headless profile plus one out-of-tree row (a trivial plugin in its node_modules),
+// which makes the bundled dsh install its shared-module resolve hook
+const oot = join(home, 'profiles', 'oot')
+mkdirSync(join(oot, 'node_modules', 'dsh-bench-noop'), { recursive: true })
+writeFileSync(join(oot, 'package.json'), JSON.stringify({ name: 'oot', private: true, dsh: { profile: { version: 1, bundles: ['@dsh/bundle-base', '@dsh/bundle-headless'] } } }))
+writeFileSync(join(oot, 'cordis.patch.yml'), '- insert:\n    - id: noop\n      name: dsh-bench-noop/plugin\n')
+writeFileSync(join(oot, 'node_modules', 'dsh-bench-noop', 'package.json'), JSON.stringify({ name: 'dsh-bench-noop', type: 'module', exports: { './plugin': './plugin.js' } }))
+writeFileSync(join(oot, 'node_modules', 'dsh-bench-noop', 'plugin.js'), 'export function apply() {}\n')
 const env = { PATH: process.env.PATH, HOME: scratch, DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench' }
 
 function run(bin, args) {
@@ -48,6 +56,12 @@ const CASES = {
     model.setScript(script)
     model.requests.length = 0
     const r = await run(bin, ['--profile', 'headless', 'run the steps'])
+    return model.requests[0].time - r.startedAt
+  },
+  'start → first request, + out-of-tree row': async (bin) => {
+    model.setScript(script)
+    model.requests.length = 0
+    const r = await run(bin, ['--profile', 'oot', 'run the steps'])
     return model.requests[0].time - r.startedAt
   },
   'one-shot wall (3 tools)': async (bin) => {
