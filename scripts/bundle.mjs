@@ -101,9 +101,10 @@ export default async function bundle() {
     entryPoints, outdir, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20',
     conditions: ['dsh-source'], external: EXTERNAL, sourcemap: 'linked', chunkNames: 'chunk-[hash]',
     metafile: true, logLevel: 'warning', plugins: [dshPlugin],
+    // less source to compile at start-up (0060: ~0.86× the import time); names are kept
+    minifyWhitespace: true, minifySyntax: true,
     // bundled CommonJS dependencies call require() for Node built-ins
     banner: { js: "import { createRequire as __dshCreateRequire } from 'node:module'; const require = __dshCreateRequire(import.meta.url);" },
   })
-  if (process.env.DSH_BUNDLE_META) (await import("node:fs")).writeFileSync(process.env.DSH_BUNDLE_META, JSON.stringify(result.metafile))
   return { files: Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length, inputs: Object.keys(result.metafile.inputs).length }
 }
