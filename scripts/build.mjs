@@ -37,4 +37,6 @@ for (const pkg of dirs) {
   const own = join(pkg, 'build.mjs')
   if (existsSync(own)) await (await import(own)).default()
 }
-console.log(`built ${files} files in ${Date.now() - started} ms`)
+// The shipped entry points, bundled and code-split (decision 0060).
+const bundled = await (await import('./bundle.mjs')).default()
+console.log(`built ${files} files, bundled ${bundled.inputs} modules into ${bundled.files}, in ${Date.now() - started} ms`)

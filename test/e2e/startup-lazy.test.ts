@@ -1,35 +1,42 @@
-// Start-up work a headless one-shot must not do (decisions 0051, 0063): modules only some
-// runs use are loaded on first use, and YAML that did not change since the last launch is
-// not parsed again. Checked in the real process: a --require hook records every CommonJS
-// module in the built dsh's module cache when it exits.
+// Start-up work a headless one-shot must not do (decisions 0051, 0060, 0063): modules only some
+// runs use are loaded on first use, dsh's own code loads from its bundle, and YAML that did not
+// change since the last launch is not parsed again. Checked in the real process: a --require
+// hook records every CommonJS module in the built dsh's module cache when it exits, and an
+// --import hook records every ES module file it loads.
 import { startMockModel, type MockModel } from '@dsh/testkit'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runDsh, tempDir, type RunResult } from './helpers/dsh.js'
+import { ROOT, runDsh, tempDir, type RunResult } from './helpers/dsh.js'
 
 let model: MockModel
 beforeAll(async () => { model = await startMockModel() })
 afterAll(async () => { await model.close() })
 
-interface Launch { result: RunResult; modules: string[] }
+interface Launch { result: RunResult; hook: string; modules: string[]; esm: string[] }
 
-/** A scratch dir whose `launch()` runs a one-shot of one bash step and reports the CommonJS modules it loaded. */
+/** A scratch dir whose `launch()` runs a one-shot of one bash step and reports the CommonJS and ES module files it loaded. */
 function scratch(): { dir: string; home: string; launch: (args?: string[]) => Promise<Launch> } {
   const dir = tempDir('dsh-lazy-')
   const home = join(dir, 'home')
   const hook = join(dir, 'hook.cjs')
   const out = join(dir, 'modules.json')
+  const esmLog = join(dir, 'esm.txt')
   writeFileSync(hook, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(require.cache))))\n`)
+  writeFileSync(join(dir, 'esm-hooks.mjs'), `import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(esmLog)}, url + '\\n')\n  return next(url, context)\n}\n`)
+  writeFileSync(join(dir, 'esm-register.mjs'), `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(join(dir, 'esm-hooks.mjs')).href)})\n`)
   const launch = async (args = ['--profile', 'headless', 'go']): Promise<Launch> => {
     model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'noop' } }] }, { text: 'done' }])
     model.requests.length = 0
     writeFileSync(out, '[]')
+    writeFileSync(esmLog, '')
     const result = await runDsh(args, {
       cwd: dir,
-      env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', NODE_OPTIONS: `--require ${hook}` },
+      env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', NODE_OPTIONS: `--require ${hook} --import ${join(dir, 'esm-register.mjs')}` },
     })
-    return { result, modules: JSON.parse(readFileSync(out, 'utf8')) as string[] }
+    const esm = existsSync(esmLog) ? readFileSync(esmLog, 'utf8').split('\n').filter(Boolean) : []
+    return { result, hook, modules: JSON.parse(readFileSync(out, 'utf8')) as string[], esm }
   }
   return { dir, home, launch }
 }
@@ -40,12 +47,30 @@ const cacheDir = (home: string) => join(home, 'cache', 'parsed')
 describe('start-up loads only what the run uses', () => {
   it('a headless one-shot never loads ssh2 (the ssh world requires it on first connection)', async () => {
     const { launch } = scratch()
-    const { result, modules } = await launch()
+    const { result, hook, modules } = await launch()
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe('done\n')
+    expect(modules).toContain(hook) // the probe saw the module cache
     // the hook sees CommonJS dependencies the run does use (yaml parses the new profile)
     expect(yamlModules(modules).length).toBeGreaterThan(0)
     expect(modules.filter((m) => m.includes('/node_modules/ssh2/'))).toEqual([])
+  })
+
+  it('the built dsh loads its own modules and their dependencies from the bundle, not file by file', async () => {
+    const { launch } = scratch()
+    const { result, esm } = await launch()
+    expect(result.code, result.stderr).toBe(0)
+    const bundle = pathToFileURL(join(ROOT, 'packages/cli/dist/bundle')).href + '/'
+    expect(esm.some((u) => u.startsWith(bundle))).toBe(true) // the probe saw the bundle
+    // besides the bin script: no transpiled per-file module of a dsh package, no separately
+    // loaded ES dependency (zod, cordis)
+    const bin = pathToFileURL(join(ROOT, 'packages/cli/bin/dsh.js')).href
+    expect(esm.filter((u) => !u.startsWith(bundle) && u !== bin && !u.includes('/dsh-lazy-'))).toEqual([])
+    // rows the one-shot does not mount stay unloaded: the MCP client row is mounted, but the web
+    // server and the ACP server are not, so their bundle files are not read
+    expect(esm).not.toContain(`${bundle}web.server.js`)
+    expect(esm).not.toContain(`${bundle}acp.server.js`)
+    expect(esm).toContain(`${bundle}headless.runner.js`)
   })
 
   it('a launch whose patch and settings files did not change loads no yaml; the first launch and an edit do', async () => {

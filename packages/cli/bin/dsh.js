@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs the built launcher (packages/cli/dist, produced by `npm run build`).
-const entry = new URL('../dist/bin/dsh.js', import.meta.url)
+// Runs the built `dsh`: the bundle in packages/cli/dist/bundle (`npm run build`, decision 0060).
+// With DSH_DEBUG=1 stack traces are mapped to the TypeScript sources through the bundle's source maps.
+if (process.env.DSH_DEBUG === '1') process.setSourceMapsEnabled(true)
+const entry = new URL('../dist/bundle/dsh.js', import.meta.url)
 try {
   await import(entry.href)
 } catch (error) {

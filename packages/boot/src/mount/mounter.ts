@@ -4,6 +4,7 @@ import { DshError, didYouMean } from '@dsh/protocol'
 import { rowFiles } from '../compose/compose.js'
 import { absoluteName } from '../compose/dump.js'
 import type { ComposedRow } from '../compose/types.js'
+import { bundleActive, bundledUrl, shareBundle } from '../bundled.js'
 import { resolveModule } from '../resolve.js'
 import { configError, fromValidationError, pluginError, reasonOf, type SchemaIssue } from './errors.js'
 
@@ -69,6 +70,8 @@ type PluginLike = { apply: (...args: any[]) => unknown; Config?: unknown; inject
 export class Mounter {
   readonly root: Context
   private readonly entries = new Map<string, Entry>()
+  /** Imports of bundled row modules in flight (an out-of-tree row's import waits for them). */
+  private readonly bundledImports = new Set<Promise<unknown>>()
   private readonly options: MounterOptions
 
   constructor(options: MounterOptions) {
@@ -195,7 +198,20 @@ export class Mounter {
     }
     let mod: unknown
     try {
-      mod = await (this.options.importModule ?? ((url: string) => import(url)))(pathToFileURL(path).href)
+      const importModule = this.options.importModule ?? ((url: string) => import(url))
+      // from the bundle, an in-tree row imports its bundled copy; any other module first gets the shared-module hook
+      const url = bundledUrl(path)
+      if (url !== undefined) {
+        const importing = importModule(url)
+        this.bundledImports.add(importing)
+        mod = await importing.finally(() => this.bundledImports.delete(importing))
+      } else {
+        // the hook routes every later import through a loader thread: start it after the in-tree rows' imports
+        if (bundleActive()) await null
+        await Promise.allSettled([...this.bundledImports])
+        shareBundle()
+        mod = await importModule(pathToFileURL(path).href)
+      }
     } catch (error) {
       throw pluginError('IMPORT_FAILED', `cannot import ${path}`, error)
     }
