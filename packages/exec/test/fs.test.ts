@@ -25,6 +25,21 @@ async function denied(promise: Promise<unknown>): Promise<string> {
 }
 
 describe('ctx.fs writes', () => {
+  it('a write or mkdir under /proc/self (danger-full-access) fails instead of hanging: Node\'s recursive mkdir never returns there', async () => {
+    const policy = policyFor('danger-full-access', ws, tmp)
+    // /proc/self/cwd/.. resolves lexically to /proc/self, where no directory can be made
+    const write = await root.fs.write('/proc/self/cwd/../outside/canary.txt', 'x', policy).then(() => 'written', (e: unknown) => e)
+    expect(isDshError(write)).toBe(true)
+    const mkdir = await root.fs.mkdir('/proc/self/a/b/c', policy).then(() => 'made', (e: unknown) => e)
+    expect(isDshError(mkdir)).toBe(true)
+    // and ordinary nested creation still works, twice (the second finds every level)
+    await root.fs.mkdir(path.join(ws, 'p/q/r'), policy)
+    await root.fs.mkdir(path.join(ws, 'p/q/r'), policy)
+    expect(statSync(path.join(ws, 'p/q/r')).isDirectory()).toBe(true)
+    writeFileSync(path.join(ws, 'plain'), '')
+    expect(isDshError(await root.fs.mkdir(path.join(ws, 'plain/sub'), policy).then(() => 'made', (e: unknown) => e))).toBe(true)
+  }, 10_000)
+
   it('writes inside the workspace, creating parents, and stats the result', async () => {
     const policy = policyFor('workspace-write', ws, tmp)
     const stat = await root.fs.write(path.join(ws, 'a/b/c.txt'), 'hello\n', policy)

@@ -116,14 +116,14 @@ export class LocalFs extends Service implements FsSeam {
   mkdir(p: string, policy: ExecPolicy): Promise<void> {
     return wrap(p, async () => {
       const target = await this.checkWritePath(p, policy)
-      await fsp.mkdir(target, { recursive: true })
+      await makeDirs(target)
     })
   }
 
   write(p: string, data: string | Uint8Array, policy: ExecPolicy): Promise<FileStat> {
     return wrap(p, async () => {
       const checked = await this.checkWritePath(p, policy)
-      await fsp.mkdir(path.dirname(checked), { recursive: true })
+      await makeDirs(path.dirname(checked))
       // The checked directory is pinned (an fd) and every later step goes through it, so a
       // directory swapped for a symlink after the check cannot redirect the write outside.
       const pinned = await pinDirectory(path.dirname(checked), p)
@@ -160,6 +160,29 @@ export class LocalFs extends Service implements FsSeam {
       throw error
     }
     return toStat(await fsp.stat(target))
+  }
+}
+
+/**
+ * `mkdir -p` that always ends. Node's `mkdir(…, {recursive: true})` never returns for a path
+ * under /proc/self (mkdir there fails ENOENT while the parent exists, and it retries forever),
+ * which a model could reach in danger-full-access. Each level is tried once after its parent.
+ */
+export async function makeDirs(dir: string): Promise<void> {
+  try {
+    await fsp.mkdir(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') {
+      if ((await fsp.stat(dir)).isDirectory()) return
+      throw error
+    }
+    const parent = path.dirname(dir)
+    if (code !== 'ENOENT' || parent === dir) throw error
+    await makeDirs(parent)
+    await fsp.mkdir(dir).catch(async (again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST' || !(await fsp.stat(dir)).isDirectory()) throw again
+    })
   }
 }
 
