@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { CAN_RUN_SSHD, keygen, processesOf, startSshd, type Sshd } from '../../packages/world-ssh/test/sshd.js'
@@ -60,6 +60,22 @@ describe('dsh batch (local worlds)', () => {
     const kept = await batch(['tasks.jsonl', '--keep-going'])
     expect(kept.code).toBe(1) // the bad lines did not complete
     expect(resultsOf(join(dir, 'tasks.results.jsonl')).map((x) => [x.id, x.reason])).toEqual([['a', 'completed']])
+  })
+
+  it('a task whose workspace is absolute or climbs out of the current directory is refused before anything starts', async () => {
+    const climb = `../${basename(dir)}-climbed`
+    const cases: [{ id: string; prompt: string; workspace: string }, string][] = [
+      [{ id: 'a', prompt: 'p', workspace: '/etc' }, 'workspace must be a relative path under the current directory, got "/etc"'],
+      [{ id: 'b', prompt: 'p', workspace: climb }, `workspace must be a relative path under the current directory, got "${climb}"`],
+    ]
+    for (const [line, shown] of cases) {
+      writeFileSync(join(dir, 'tasks.jsonl'), JSON.stringify(line) + '\n')
+      const run = await batch(['tasks.jsonl'])
+      expect(run.stderr).toContain(`BATCH_TASKS: task ${line.id}: ${shown}`)
+      expect(run.code).toBe(2)
+    }
+    expect(model.requests).toHaveLength(0)
+    expect(existsSync(join(dir, climb))).toBe(false)
   })
 
   it('a results file of another task list is refused; an invalid HOSTS.yaml names the entry', async () => {

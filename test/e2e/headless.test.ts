@@ -234,6 +234,15 @@ describe('headless', () => {
     expect(result.stderr).toContain('USAGE: --max-tokens must be a positive integer')
     expect(existsSync(join(home, 'sessions'))).toBe(false)
   })
+
+  it('an unknown --provider or --agent is a usage error (exit 2) naming the accepted values, and no model request is made', async () => {
+    const provider = await headless(['--provider', 'nosuch', 'task'])
+    expect([provider.code, provider.stderr]).toEqual([2, 'UNKNOWN_PROVIDER: unknown provider "nosuch"\n  hint: known providers: deepseek, openai, anthropic\n'])
+    const agent = await headless(['--agent', 'nosuch', 'task'])
+    expect(agent.code).toBe(2)
+    expect(agent.stderr).toMatch(/^UNKNOWN_AGENT_PRESET: unknown agent preset "nosuch"\n  hint: choose one of: standard, /)
+    expect(model.requests).toHaveLength(0)
+  })
 })
 
 async function until(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {

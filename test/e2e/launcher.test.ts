@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { dsh, makeProfile, STACK, tempHome } from './launcher-helpers.js'
+import { DSH_BIN, dsh, makeProfile, STACK, tempHome } from './launcher-helpers.js'
 
 const BASE_ROWS = ['sessions', 'session-store', 'settings', 'credentials', 'llm', 'llm-openai', 'llm-anthropic', 'retry', 'tools', 'prompt', 'permission', 'approval', 'agent', 'commands', 'presets', 'plan', 'titles', 'compaction', 'skills', 'subagents', 'fs', 'subprocess', 'shell', 'sandbox', 'worlds', 'tool-bash', 'tool-files', 'tool-search', 'tool-todo', 'mcp', 'host']
 
@@ -17,6 +18,35 @@ describe('dsh launcher', () => {
     for (const s of ['--profile NAME', '--patch FILE', '--dump-config', '--dump-default-config', 'dsh plugin --profile NAME add|remove|list', 'dsh login', 'dsh web']) expect(help.stdout).toContain(s)
     const version = await dsh(['--version'], env)
     expect(version).toEqual({ code: 0, signal: null, stdout: 'dsh 0.1.0\n', stderr: '' })
+  })
+
+  it('dsh sessions|plugin|login --help print that command\'s own usage, not the launcher\'s', async () => {
+    const { env } = tempHome()
+    for (const [cmd, first, mentions] of [
+      ['sessions', 'usage: dsh sessions [--json] [--workspace DIR] [--profile NAME]', '--workspace DIR'],
+      ['plugin', 'usage: dsh plugin --profile NAME add|remove|list [PKG...]', 'remove PKG...'],
+      ['login', 'usage: dsh login [--provider NAME]', 'Providers: deepseek (default), openai, anthropic'],
+    ] as const) {
+      const run = await dsh([cmd, '--help'], env)
+      expect([run.code, run.stderr, run.stdout.split('\n')[0]]).toEqual([0, '', first])
+      expect(run.stdout).toContain(mentions)
+      expect(run.stdout).not.toContain('Launcher options')
+    }
+  })
+
+  it('run from a directory that was deleted, each command says so (CWD_GONE), not INTERNAL: ENOENT', async () => {
+    const { home, env } = tempHome()
+    const gone = join(home, 'gone')
+    for (const args of [['sessions'], ['--profile', 'headless', 'task']]) {
+      // the shell enters the directory, deletes it, then becomes dsh in it
+      const run = await new Promise<{ code: number | null; stderr: string }>((done) => {
+        const child = spawn('/bin/sh', ['-c', 'mkdir -p "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"', 'sh', gone, process.execPath, DSH_BIN, ...args], { env })
+        let stderr = ''
+        child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+        child.on('close', (code) => done({ code, stderr }))
+      })
+      expect([run.code, run.stderr]).toEqual([1, 'CWD_GONE: the current directory no longer exists (it was deleted or moved)\n  hint: cd into an existing directory and run dsh again\n'])
+    }
   })
 
   it('the default dump of the headless profile is YAML with the base and headless rows', async () => {

@@ -1,3 +1,4 @@
+import type { HelpTopic } from './help.js'
 /**
  * The launcher's own command line. Pure and dependency-free (it runs before anything
  * else is loaded). The launcher takes its long flags (`--profile`, `--patch`,
@@ -10,7 +11,7 @@
  * on (`help: true`), so the launcher's help is followed by the surface's own.
  */
 export type Args =
-  | { type: 'help'; topic?: 'web' }
+  | { type: 'help'; topic?: HelpTopic }
   | { type: 'version' }
   | { type: 'error'; code: string; message: string; hint?: string }
   | { type: 'run'; profile?: string; patches: string[]; dump?: 'config' | 'default'; argv: string[]; help?: true }
@@ -85,7 +86,7 @@ function parseSessions(tokens: readonly string[], profileBefore: string | undefi
   let workspace: string | undefined
   for (let i = 0; i < tokens.length; i++) {
     const [flag, inline] = splitFlag(tokens[i]!)
-    if (flag === '--help' || flag === '-h') return { type: 'help' }
+    if (flag === '--help' || flag === '-h') return { type: 'help', topic: 'sessions' }
     if (flag === '--json' && inline === undefined) { json = true; continue }
     if (flag === '--workspace' || flag === '--profile') {
       const value = inline ?? tokens[++i]
@@ -106,7 +107,7 @@ function parsePlugin(tokens: readonly string[], profileBefore: string | undefine
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     const [flag, inline] = splitFlag(token)
-    if (flag === '--help' || flag === '-h') return { type: 'help' }
+    if (flag === '--help' || flag === '-h') return { type: 'help', topic: 'plugin' }
     if (flag === '--profile') {
       const value = inline ?? tokens[++i]
       if (!value || value.startsWith('-')) return usage('--profile needs a profile name')
@@ -128,7 +129,7 @@ function parseLogin(tokens: readonly string[]): Args {
   let provider = DEFAULT_PROVIDER
   for (let i = 0; i < tokens.length; i++) {
     const [flag, inline] = splitFlag(tokens[i]!)
-    if (flag === '--help' || flag === '-h') return { type: 'help' }
+    if (flag === '--help' || flag === '-h') return { type: 'help', topic: 'login' }
     if (flag !== '--provider') return usage(`unknown argument ${JSON.stringify(tokens[i])} for dsh login`, 'use: dsh login [--provider NAME]')
     const value = inline ?? tokens[++i]
     if (!value || value.startsWith('-')) return usage('--provider needs a provider name (e.g. deepseek, openai, anthropic)')

@@ -43,3 +43,32 @@ Environment:
   DSH_TREE_REPORT   write a JSON snapshot of the tree to this file after boot
                     and after each reload
 `
+
+/** `dsh sessions|plugin|login --help`: each command's own usage (loads nothing else either). */
+export const COMMAND_HELP = {
+  sessions: `usage: dsh sessions [--json] [--workspace DIR] [--profile NAME]
+
+Lists stored sessions, newest first: id, last update (UTC), workspace and title. Resume
+one with \`dsh --profile headless --resume ID "TASK"\`.
+  --json            a JSON array of {id, title, workspace, updated, events}
+  --workspace DIR   only the sessions of workspace DIR
+  --profile NAME    read the session store that profile's rows name (default: headless;
+                    $DSH_HOME/sessions unless a patch moves it)
+`,
+  plugin: `usage: dsh plugin --profile NAME add|remove|list [PKG...]
+
+Manages the out-of-tree bundles of a profile ($DSH_HOME/profiles/NAME, an npm package).
+  add PKG...      install each (a name, name@version, a directory or a tarball) into the
+                  profile and add it to its bundles
+  remove PKG...   remove each from the bundles and uninstall it
+  list            the profile's bundles in layer order and its installed packages
+`,
+  login: `usage: dsh login [--provider NAME]
+
+Reads an API key from stdin (not echoed on a terminal) and stores it in
+$DSH_HOME/.credentials.yaml (mode 0600). It is never printed, logged or sent anywhere but
+to that provider. Providers: deepseek (default), openai, anthropic.
+`,
+} as const
+
+export type HelpTopic = 'web' | keyof typeof COMMAND_HELP

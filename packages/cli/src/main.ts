@@ -1,5 +1,6 @@
 import type { Args } from './args.js'
 import { CLI_ROOT, cliVersion, resolveHome, type LaunchEnv } from './env.js'
+import { DshError } from '@dsh/protocol'
 import { printError } from './output.js'
 
 /**
@@ -11,7 +12,7 @@ export async function main(args: Exclude<Args, { type: 'help' | 'version' | 'err
   const io = { stderr: process.stderr, debug: env.DSH_DEBUG === '1' }
   let code: number
   try {
-    const launch: LaunchEnv = { home: resolveHome(env), cwd: process.cwd(), env, dshRoot: CLI_ROOT, version: cliVersion(), io }
+    const launch: LaunchEnv = { home: resolveHome(env), cwd: currentDir(), env, dshRoot: CLI_ROOT, version: cliVersion(), io }
     switch (args.type) {
       case 'run':
         code = args.dump ? await (await import('./dump.js')).dump(args, launch) : await (await import('./run.js')).run(args, launch)
@@ -40,4 +41,13 @@ export async function main(args: Exclude<Args, { type: 'help' | 'version' | 'err
 
 function flush(stream: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => { stream.write('', () => resolve()) })
+}
+
+/** The current directory; CWD_GONE (not INTERNAL: ENOENT uv_cwd) when it was deleted under the shell. */
+function currentDir(): string {
+  try {
+    return process.cwd()
+  } catch (error) {
+    throw new DshError('CWD_GONE', 'the current directory no longer exists (it was deleted or moved)', { cause: error, hint: 'cd into an existing directory and run dsh again' })
+  }
 }

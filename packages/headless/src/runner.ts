@@ -30,6 +30,11 @@ async function readStdin(): Promise<string> {
 
 const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
 
+/** A value the user passed as a flag that the host refused (an unknown --provider or --agent): a usage error, exit 2. */
+function flagRefused(error: unknown, args: HeadlessArgs): boolean {
+  return (isDshError(error, 'UNKNOWN_PROVIDER') && args.provider !== undefined) || (isDshError(error, 'UNKNOWN_AGENT_PRESET') && args.agent !== undefined)
+}
+
 interface TurnEnd { reason: TurnEndReason; error?: ErrorInfo; text: string }
 
 /**
@@ -243,7 +248,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
       sessionId = await openOrCreate(conn, args, launcher.cwd)
     } catch (error) {
       err(formatError(error))
-      return EXIT.failed
+      return flagRefused(error, args) ? EXIT.usage : EXIT.failed
     }
     if (stdoutClosed) return closedReport()
     err(`session: ${sessionId}`)

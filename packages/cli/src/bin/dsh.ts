@@ -1,13 +1,13 @@
 // The `dsh` entry. Parses the launcher's flags first; `--help` and `--version`
 // load no other package, every other path imports its command lazily.
 import { parseArgs } from '../args.js'
-import { HELP } from '../help.js'
+import { COMMAND_HELP, HELP } from '../help.js'
 
 const args = parseArgs(process.argv.slice(2))
 switch (args.type) {
   case 'help':
     // `dsh web --help` answers from the web package without booting the tree
-    process.stdout.write(args.topic === 'web' ? (await import('@dsh/web')).WEB_HELP : HELP)
+    process.stdout.write(args.topic === 'web' ? (await import('@dsh/web')).WEB_HELP : args.topic ? COMMAND_HELP[args.topic] : HELP)
     break
   case 'version': {
     const { cliVersion } = await import('../env.js')

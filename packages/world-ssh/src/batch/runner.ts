@@ -83,11 +83,13 @@ export async function runBatch(ctx: Context): Promise<number> {
     }
     hosts = args.hosts ? parseHosts(readText(path.resolve(cwd, args.hosts), 'hosts file'), args.hosts) : undefined
     state = existsSync(outFile) ? readResults(readFileSync(outFile, 'utf8'), list, outFile) : { done: new Set<string>(), sessions: new Map<string, string>() }
-    if (hosts) {
-      for (const t of list.tasks) {
-        if (t.workspace && (path.posix.isAbsolute(t.workspace) || t.workspace.split('/').includes('..'))) {
-          throw new DshError('BATCH_TASKS', `task ${t.id}: with --hosts, workspace must be a relative path under the host's root, got "${t.workspace}"`)
-        }
+    // A task's workspace stays under the host's root, or locally under the current directory:
+    // never an absolute path, never `..` (ids are plain names, checked by the task schema).
+    for (const t of list.tasks) {
+      if (t.workspace && (path.posix.isAbsolute(t.workspace) || t.workspace.split('/').includes('..'))) {
+        throw new DshError('BATCH_TASKS', `task ${t.id}: workspace must be a relative path under ${hosts ? "the host's root" : 'the current directory'}, got "${t.workspace}"`, {
+          hint: 'give the task a "workspace" such as "./name"; run dsh in another directory for tasks there',
+        })
       }
     }
   } catch (error) {
