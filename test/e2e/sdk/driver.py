@@ -12,13 +12,14 @@ from dsh_sdk import Client, Tool
 
 
 def running(needle):
-    """Whether a process other than this one has ``needle`` in its command line."""
+    """Whether a process other than this one has exactly ``needle`` as its command line
+    (argv joined by spaces): the command itself, not the shell that will start it."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if needle in f.read().replace(b"\0", b" ").decode("utf-8", "replace"):
+                if f.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") == needle:
                     return True
         except OSError:
             pass

@@ -3,12 +3,16 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createClient, type ClientOptions, type RunResult } from '@dsh/sdk'
 import type { DriverInput, DriverResult } from './scenarios.js'
 
-/** Whether a process whose command line contains `needle` runs (Linux /proc). */
+/**
+ * Whether a process whose command line is exactly `needle` (argv joined by spaces) runs
+ * (Linux /proc): the command itself, not the `bash -c` that will start it — a cancel sent
+ * when only the shell exists would race the command's first line.
+ */
 export function running(needle: string): boolean {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle)) return true
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ') === needle) return true
     } catch {
       // it ended while we looked
     }
