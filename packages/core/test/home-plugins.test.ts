@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -30,6 +30,30 @@ describe('@dsh/core/settings', () => {
     renameSync(`${file}.tmp`, file)
     await vi.waitFor(() => expect(root.settings.get()).toEqual({ version: 1, model: 'b' }), { timeout: 3000 })
     expect(seen).toEqual([{ version: 1, model: 'b' }])
+  })
+
+  it('a settings file named by config never writes the parse cache into $DSH_HOME; the home\'s own file does', async () => {
+    const home = dir()
+    const saved = process.env['DSH_HOME']
+    process.env['DSH_HOME'] = home
+    try {
+      const file = join(dir(), 'settings.yaml')
+      writeFileSync(file, 'version: 1\nmodel: a\n')
+      const root = new Context()
+      roots.push(root)
+      await root.plugin(settingsPlugin, { file })
+      expect(root.settings.get()).toEqual({ version: 1, model: 'a' })
+      expect(existsSync(join(home, 'cache'))).toBe(false)
+      writeFileSync(join(home, 'settings.yaml'), 'version: 1\nmodel: h\n')
+      const own = new Context()
+      roots.push(own)
+      await own.plugin(settingsPlugin, {})
+      expect(own.settings.get()).toEqual({ version: 1, model: 'h' })
+      expect(existsSync(join(home, 'cache', 'parsed'))).toBe(true)
+    } finally {
+      if (saved === undefined) delete process.env['DSH_HOME']
+      else process.env['DSH_HOME'] = saved
+    }
   })
 
   it('a damaged file at start fails the plugin (nothing runs on defaults); damaged later, the last good settings stay', async () => {

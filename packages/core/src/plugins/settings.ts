@@ -14,5 +14,8 @@ export const Config = z.object({
 
 export function apply(ctx: Context, config: z.infer<typeof Config>): void {
   const home = resolveHome()
-  new SettingsService(ctx, config.file ?? settingsFile(home), homeYamlCache(home))
+  const file = config.file ?? settingsFile(home)
+  // the parse cache belongs to a home: only the home's own settings file uses it (a file
+  // named by config, e.g. a test's, never writes into whatever $DSH_HOME happens to be)
+  new SettingsService(ctx, file, file === settingsFile(home) ? homeYamlCache(home) : undefined)
 }
