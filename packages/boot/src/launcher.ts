@@ -1,4 +1,5 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
+import { formatError } from '@dsh/protocol'
 
 /**
  * `ctx.launcher`: what the `dsh` process gives the tree. Provided at the root by
@@ -103,6 +104,23 @@ export class Launcher extends Service {
       this._holds--
       if (this._holds === 0) this._onIdle?.()
     }, 'launcher.hold()')
+  }
+
+  /**
+   * The one-shot surface's whole contract in one call: claims the process now (call it in
+   * `apply`), runs `task` in the background and exits with the code it resolves to; a
+   * rejection is printed as `CODE: message` and exits 1.
+   */
+  runToExit(task: () => Promise<number>): void {
+    const release = this.hold()
+    task().then((code) => {
+      release()
+      this.exit(code)
+    }, (error: unknown) => {
+      this.stderr.write(formatError(error) + '\n')
+      release()
+      this.exit(1)
+    })
   }
 
   /**

@@ -1,5 +1,4 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { formatError } from '@dsh/protocol'
 import { z } from 'zod'
 import { runHeadless } from '../runner.js'
 
@@ -9,13 +8,5 @@ export const Config = z.object({}).default({})
 
 /** Claims the process, runs one task, exits with its code. */
 export function apply(ctx: Context): void {
-  const release = ctx.launcher.hold()
-  runHeadless(ctx).then((code) => {
-    release()
-    ctx.launcher.exit(code)
-  }, (error: unknown) => {
-    ctx.launcher.stderr.write(formatError(error) + '\n')
-    release()
-    ctx.launcher.exit(1)
-  })
+  ctx.launcher.runToExit(() => runHeadless(ctx))
 }

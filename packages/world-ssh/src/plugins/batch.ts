@@ -1,5 +1,4 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { formatError } from '@dsh/protocol'
 import { z } from 'zod'
 import { runBatch } from '../batch/runner.js'
 
@@ -9,13 +8,5 @@ export const inject = ['launcher', 'sessions', 'agents', 'llm', 'tools', 'permis
 export const Config = z.object({}).default({})
 
 export function apply(ctx: Context): void {
-  const release = ctx.launcher.hold()
-  runBatch(ctx).then((code) => {
-    release()
-    ctx.launcher.exit(code)
-  }, (error: unknown) => {
-    ctx.launcher.stderr.write(formatError(error) + '\n')
-    release()
-    ctx.launcher.exit(1)
-  })
+  ctx.launcher.runToExit(() => runBatch(ctx))
 }
