@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { cachedParse, codeStamp, DshError, homeParseCacheDir, type ParseCache } from '@dsh/protocol'
+import { cachedParse, DshError, homeParseCache, type ParseCache } from '@dsh/protocol'
 import { composeParsed } from './compose/compose.js'
 import { parsePatch, PATCH_PARSER_URL } from './compose/patch.js'
 import type { Composition, PatchEntry, PatchSource } from './compose/types.js'
@@ -49,8 +49,7 @@ export function composeProfile(options: LayerOptions): Composition {
  * to this build of the patch parser; undefined when the parser's build cannot be identified.
  */
 export function patchCache(home: string, version: string): ParseCache | undefined {
-  const code = codeStamp(PATCH_PARSER_URL)
-  return code === undefined ? undefined : { dir: homeParseCacheDir(home), stamp: `${version}\0${code}` }
+  return homeParseCache(home, PATCH_PARSER_URL, version)
 }
 
 /** {@link parsePatch} through the parse cache (errors are thrown as by parsePatch, never cached). */

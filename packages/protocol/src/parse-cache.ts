@@ -36,6 +36,15 @@ export function homeParseCacheDir(home: string): string {
   return join(home, 'cache', 'parsed')
 }
 
+/**
+ * The home's parse cache keyed to the build of the parser module at `moduleUrl` (and `tag`,
+ * e.g. dsh's version); undefined when that build cannot be identified (no cache then).
+ */
+export function homeParseCache(home: string, moduleUrl: string, tag?: string): ParseCache | undefined {
+  const code = codeStamp(moduleUrl)
+  return code === undefined ? undefined : { dir: homeParseCacheDir(home), stamp: tag === undefined ? code : `${tag}\0${code}` }
+}
+
 /** The identity of a module file's current build (`dev:ino:size:mtime`), or undefined when it is not a file. */
 export function codeStamp(moduleUrl: string): string | undefined {
   if (!moduleUrl.startsWith('file:')) return undefined

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 import { createRequire } from 'node:module'
-import { cachedParse, codeStamp, DshError, homeParseCacheDir, type ParseCache } from '@dsh/protocol'
+import { cachedParse, DshError, homeParseCache, type ParseCache } from '@dsh/protocol'
 
 type Yaml = typeof import('yaml')
 let loaded: Yaml | undefined
@@ -17,8 +17,7 @@ export function yaml(): Yaml {
  * identified. Never used for `.credentials.yaml`: a cache must not keep a removed key.
  */
 export function homeYamlCache(home: string): ParseCache | undefined {
-  const code = codeStamp(import.meta.url)
-  return code === undefined ? undefined : { dir: homeParseCacheDir(home), stamp: code }
+  return homeParseCache(home, import.meta.url)
 }
 
 /**
