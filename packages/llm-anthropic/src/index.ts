@@ -1,4 +1,7 @@
 export { anthropicAdapter, messagesUrl, ANTHROPIC_VERSION } from './adapter.js'
-export { buildMessagesRequest, toAnthropicMessages, thinkingBudget, DEFAULT_MAX_TOKENS } from './request.js'
-export type { AnthropicContentBlock, AnthropicMessage, MessagesRequestBody } from './request.js'
+export {
+  buildMessagesRequest, toAnthropicMessages, thinkingBudget, breakpointIndices, withBreakpoint, DEFAULT_MAX_TOKENS,
+} from './request.js'
+export { serializeMessagesRequest } from './body.js'
+export type { AnthropicContentBlock, AnthropicMessage, AnthropicToolResultBlock, CacheControl, MessagesRequestBody } from './request.js'
 export { MessagesStreamDecoder } from './decode.js'

@@ -2,7 +2,11 @@
  * GenerateRequest → Anthropic Messages body (pure).
  *
  * Contract:
- * - `system` is top-level (omitted when empty); tools carry `input_schema`.
+ * - key order: model, max_tokens, messages, stream, then system, tools, thinking|temperature.
+ * - `system` is top-level, one text block (omitted when empty); tools carry `input_schema`.
+ * - prompt-cache breakpoints (`cache_control: {type: 'ephemeral'}`): on the system block
+ *   (which caches tools + system), or on the last tool when there is no system prompt; and on
+ *   the last block of each of the last two user messages (see `breakpointIndices`).
  * - user content → `text` / base64 `image` blocks.
  * - assistant content → `thinking` (text + `signature`) or `redacted_thinking` (data); a
  *   reasoning block with neither signature nor redacted payload (e.g. from another provider)
@@ -27,23 +31,31 @@ const THINKING_BUDGET: Record<Exclude<ReasoningEffort, 'off'>, number> = { low: 
 export type AnthropicTextBlock = { type: 'text'; text: string }
 export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
 
-export type AnthropicContentBlock =
+/** A prompt-cache breakpoint: the prefix up to and including this block is cached. */
+export interface CacheControl { type: 'ephemeral' }
+const EPHEMERAL: CacheControl = Object.freeze({ type: 'ephemeral' })
+const BREAKPOINT_MESSAGES = 2
+
+export type AnthropicToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: (AnthropicTextBlock | AnthropicImageBlock)[]; is_error?: true }
+
+export type AnthropicContentBlock = (
   | AnthropicTextBlock
   | AnthropicImageBlock
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: (AnthropicTextBlock | AnthropicImageBlock)[]; is_error?: true }
+  | AnthropicToolResultBlock
+) & { cache_control?: CacheControl }
 
 export interface AnthropicMessage { role: 'user' | 'assistant'; content: AnthropicContentBlock[] }
 
 export interface MessagesRequestBody {
   model: string
   max_tokens: number
-  system?: string
   messages: AnthropicMessage[]
-  tools?: { name: string; description: string; input_schema: Record<string, unknown> }[]
   stream: true
+  system?: [AnthropicTextBlock & { cache_control: CacheControl }]
+  tools?: { name: string; description: string; input_schema: Record<string, unknown>; cache_control?: CacheControl }[]
   temperature?: number
   thinking?: { type: 'enabled'; budget_tokens: number }
 }
@@ -73,13 +85,30 @@ function assistantBlock(block: AssistantBlock): AnthropicContentBlock | undefine
   }
 }
 
-export function toAnthropicMessages(messages: ModelMessage[]): AnthropicMessage[] {
+/** One user message (not merged with anything). */
+export function userMessage(message: ModelMessage & { role: 'user' }): AnthropicMessage {
+  return { role: 'user', content: message.content.map(part) }
+}
+
+/** One assistant message, or undefined when no block survives (the message is dropped). */
+export function assistantMessage(message: ModelMessage & { role: 'assistant' }): AnthropicMessage | undefined {
+  const content = message.content.map(assistantBlock).filter((b): b is AnthropicContentBlock => b !== undefined)
+  return content.length > 0 ? { role: 'assistant', content } : undefined
+}
+
+/** One tool result as a `tool_result` block (consecutive ones share a user message). */
+export function toolResultBlock(message: ModelMessage & { role: 'tool' }): AnthropicToolResultBlock {
+  const result: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: message.callId, content: message.content.map(part) }
+  if (message.isError) result.is_error = true
+  return result
+}
+
+export function toAnthropicMessages(messages: readonly ModelMessage[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = []
   let toolTurn: AnthropicMessage | undefined
   for (const message of messages) {
     if (message.role === 'tool') {
-      const result: AnthropicContentBlock = { type: 'tool_result', tool_use_id: message.callId, content: message.content.map(part) }
-      if (message.isError) result.is_error = true
+      const result = toolResultBlock(message)
       if (toolTurn) toolTurn.content.push(result)
       else {
         toolTurn = { role: 'user', content: [result] }
@@ -88,14 +117,44 @@ export function toAnthropicMessages(messages: ModelMessage[]): AnthropicMessage[
       continue
     }
     toolTurn = undefined
-    if (message.role === 'user') {
-      out.push({ role: 'user', content: message.content.map(part) })
-      continue
-    }
-    const content = message.content.map(assistantBlock).filter((b): b is AnthropicContentBlock => b !== undefined)
-    if (content.length > 0) out.push({ role: 'assistant', content })
+    const translated = message.role === 'user' ? userMessage(message) : assistantMessage(message)
+    if (translated) out.push(translated)
   }
   return out
+}
+
+/**
+ * Indices of the messages that carry a cache breakpoint: the last BREAKPOINT_MESSAGES user
+ * messages (this request's end, and the end of the previous request of a tool loop, so
+ * the prefix written last step is read back exactly). `roles` is the body's roles in order.
+ */
+export function breakpointIndices(roles: readonly AnthropicMessage['role'][]): number[] {
+  const out: number[] = []
+  for (let i = roles.length - 1; i >= 0 && out.length < BREAKPOINT_MESSAGES; i--) if (roles[i] === 'user') out.unshift(i)
+  return out
+}
+
+/** A copy of a user message whose last block carries the cache breakpoint. */
+export function withBreakpoint(message: AnthropicMessage): AnthropicMessage {
+  const last = message.content[message.content.length - 1]
+  if (last === undefined || last.type === 'thinking' || last.type === 'redacted_thinking') return message
+  return { role: message.role, content: [...message.content.slice(0, -1), { ...last, cache_control: EPHEMERAL }] }
+}
+
+/** The request without its messages: everything but the history, in body key order. */
+export function requestSkeleton(req: GenerateRequest): { head: Pick<MessagesRequestBody, 'model' | 'max_tokens'>; tail: Omit<MessagesRequestBody, 'model' | 'max_tokens' | 'messages'> } {
+  const budget = thinkingBudget(req.config.reasoningEffort, req.config.maxTokens)
+  const head = { model: req.config.model, max_tokens: req.config.maxTokens ?? DEFAULT_MAX_TOKENS + (budget ?? 0) }
+  const tail: Omit<MessagesRequestBody, 'model' | 'max_tokens' | 'messages'> = { stream: true }
+  if (req.system !== '') tail.system = [{ type: 'text', text: req.system, cache_control: EPHEMERAL }]
+  if (req.tools.length > 0) {
+    tail.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
+    const last = tail.tools[tail.tools.length - 1]
+    if (req.system === '' && last) last.cache_control = EPHEMERAL
+  }
+  if (budget !== undefined) tail.thinking = { type: 'enabled', budget_tokens: budget }
+  else if (req.config.temperature !== undefined) tail.temperature = req.config.temperature
+  return { head, tail }
 }
 
 /** The thinking budget for an effort under a max_tokens cap, or undefined for thinking off. */
@@ -106,16 +165,8 @@ export function thinkingBudget(effort: ReasoningEffort | undefined, maxTokens: n
 }
 
 export function buildMessagesRequest(req: GenerateRequest): MessagesRequestBody {
-  const budget = thinkingBudget(req.config.reasoningEffort, req.config.maxTokens)
-  const body: MessagesRequestBody = {
-    model: req.config.model,
-    max_tokens: req.config.maxTokens ?? DEFAULT_MAX_TOKENS + (budget ?? 0),
-    messages: toAnthropicMessages(req.messages),
-    stream: true,
-  }
-  if (req.system !== '') body.system = req.system
-  if (req.tools.length > 0) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
-  if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
-  else if (req.config.temperature !== undefined) body.temperature = req.config.temperature
-  return body
+  const { head, tail } = requestSkeleton(req)
+  const messages = toAnthropicMessages(req.messages)
+  for (const i of breakpointIndices(messages.map((m) => m.role))) messages[i] = withBreakpoint(messages[i]!)
+  return { ...head, messages, ...tail }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GenerateRequest } from '@dsh/protocol'
-import { buildMessagesRequest, thinkingBudget } from '@dsh/llm-anthropic'
+import { breakpointIndices, buildMessagesRequest, thinkingBudget, withBreakpoint } from '@dsh/llm-anthropic'
 
 const history: GenerateRequest = {
   config: { provider: 'anthropic', model: 'claude-sonnet-4-5', reasoningEffort: 'medium', temperature: 0.5 },
@@ -34,7 +34,6 @@ describe('buildMessagesRequest', () => {
     expect(buildMessagesRequest(history)).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 8192 + 8192,
-      system: 'You are dsh.',
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'List files' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
         {
@@ -54,12 +53,16 @@ describe('buildMessagesRequest', () => {
             { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'invalid arguments' }], is_error: true },
           ],
         },
-        { role: 'user', content: [{ type: 'text', text: 'thanks' }] },
+        { role: 'user', content: [{ type: 'text', text: 'thanks', cache_control: { type: 'ephemeral' } }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_3', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'QUJD' } }] }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_3', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'QUJD' } }], cache_control: { type: 'ephemeral' } }],
+        },
       ],
-      tools: [{ name: 'bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
       stream: true,
+      system: [{ type: 'text', text: 'You are dsh.', cache_control: { type: 'ephemeral' } }],
+      tools: [{ name: 'bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
       thinking: { type: 'enabled', budget_tokens: 8192 },
     })
   })
@@ -73,8 +76,31 @@ describe('buildMessagesRequest', () => {
       signal: new AbortController().signal,
     }
     expect(buildMessagesRequest(minimal)).toEqual({
-      model: 'm', max_tokens: 8192, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], stream: true, temperature: 0,
+      model: 'm', max_tokens: 8192, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }], stream: true, temperature: 0,
     })
+  })
+
+  it('puts the tools breakpoint on the last tool when there is no system prompt', () => {
+    const tool = (name: string) => ({ name, description: name, parameters: {} })
+    const req: GenerateRequest = { ...history, system: '', messages: [], tools: [tool('a'), tool('b')] }
+    expect(buildMessagesRequest(req).tools).toEqual([
+      { name: 'a', description: 'a', input_schema: {} },
+      { name: 'b', description: 'b', input_schema: {}, cache_control: { type: 'ephemeral' } },
+    ])
+    expect(buildMessagesRequest(req).system).toBeUndefined()
+  })
+
+  it('marks the last two user messages only, whatever their kind; thinking blocks and empty messages are never marked', () => {
+    expect(breakpointIndices(['user', 'assistant', 'user', 'assistant', 'user'])).toEqual([2, 4])
+    expect(breakpointIndices(['user', 'assistant'])).toEqual([0])
+    expect(breakpointIndices(['assistant', 'assistant'])).toEqual([])
+    expect(breakpointIndices([])).toEqual([])
+    expect(withBreakpoint({ role: 'user', content: [] })).toEqual({ role: 'user', content: [] })
+    const thinking = { role: 'assistant' as const, content: [{ type: 'thinking' as const, thinking: 't', signature: 's' }] }
+    expect(withBreakpoint(thinking)).toBe(thinking)
+    const original = { role: 'user' as const, content: [{ type: 'text' as const, text: 'a' }, { type: 'text' as const, text: 'b' }] }
+    expect(withBreakpoint(original)).toEqual({ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b', cache_control: { type: 'ephemeral' } }] })
+    expect(original.content[1]).toEqual({ type: 'text', text: 'b' }) // the input is not changed
   })
 
   it('caps the thinking budget under max_tokens and drops thinking below the API minimum', () => {
