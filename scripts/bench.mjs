@@ -17,7 +17,7 @@ const dshBin = join(root, 'packages/cli/bin/dsh.js')
 // wall time is dsh's own overhead plus tool execution.
 const { longSessionLog, startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
-const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench' }
+const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'bench' }
 /** A script of `calls` bash steps (`true`), then a final answer. */
 const stepsScript = (calls) => [
   ...Array.from({ length: calls }, (_, i) => ({ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: `step ${i + 1}` } }] })),
@@ -41,6 +41,9 @@ const agentCase = (name, calls, target, runs, extraArgs = []) => ({
   setup: ({ home }) => writeFileSync(join(home, 'cordis.patch.yml'), '- id: agent\n  config: {maxSteps: 5000}\n'),
   beforeEach: () => { model.setScript(stepsScript(calls)); model.requests.length = 0 },
   afterEach: (result) => {
+    // the mock serves both wires; a case run with --provider anthropic must have spoken Anthropic
+    const wire = extraArgs.includes('anthropic') ? '/v1/messages' : '/chat/completions'
+    if (model.requests[0] && model.requests[0].path !== wire) throw new Error(`${name}: requests went to ${model.requests[0].path}, not ${wire}`)
     result.firstRequestBytes = Buffer.byteLength(JSON.stringify(model.requests[0]?.body ?? {}))
     if (model.requests[0]) result.firstRequestMs = model.requests[0].time - result.startedAt
     result.stepMs = stepCosts(model.requests)
@@ -77,6 +80,7 @@ export const CASES = [
   // the default headless mode runs bash in bubblewrap; this is the same without it
   agentCase('headless 200 steps, no sandbox', 199, undefined, 5, ['--permission-mode', 'danger-full-access']),
   agentCase('headless 1000 steps, no sandbox', 999, '≤ 10% growth 10→1000, ≤ 100 MB', 3, ['--permission-mode', 'danger-full-access']),
+  agentCase('headless 1000 steps, no sandbox, anthropic', 999, '≤ 10% growth 10→1000', 3, ['--permission-mode', 'danger-full-access', '--provider', 'anthropic']),
   resumeCase('headless one-shot resuming a 100,000-event session', 100_000),
 ]
 
