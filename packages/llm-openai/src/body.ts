@@ -3,19 +3,31 @@
  *
  * Contract: `serializeChatRequest(req) === JSON.stringify(buildChatRequest(req))`, byte for
  * byte, for every request. The history is the part that grows with a session, so the JSON
- * text of each frozen history message is cached by the message object (`FrozenJsonCache`,
- * decision 0066). Everything else (system prompt, tools, config) is serialised on each call.
+ * text of each history message is cached by the message object's identity — only for
+ * frozen messages (the session deriver freezes the ones it hands out; a frozen message's
+ * content is frozen too), so a cached text can never go stale. Everything else (system
+ * prompt, tools, config) is serialised on each call.
  */
 import type { GenerateRequest, ModelMessage } from '@dsh/protocol'
-import { FrozenJsonCache, joinJsonObject } from '@dsh/core'
-import { buildChatRequest, toChatMessage } from './request.js'
+import { buildChatRequest, toChatMessage, type ChatRequestBody } from './request.js'
 
-const messageJson = new FrozenJsonCache<ModelMessage>()
+const messageJson = new WeakMap<ModelMessage, string>()
+
+function jsonOf(message: ModelMessage): string {
+  if (!Object.isFrozen(message)) return JSON.stringify(toChatMessage(message))
+  let text = messageJson.get(message)
+  if (text === undefined) {
+    text = JSON.stringify(toChatMessage(message))
+    messageJson.set(message, text)
+  }
+  return text
+}
 
 export function serializeChatRequest(req: GenerateRequest): string {
   // the body without its history; `messages` is its second key (see buildChatRequest)
-  const { model, messages: skeleton, ...rest } = buildChatRequest({ ...req, messages: [] })
+  const { model, messages: skeleton, ...rest } = buildChatRequest({ ...req, messages: [] }) as ChatRequestBody
+  if (typeof model !== 'string') return JSON.stringify(buildChatRequest(req))
   const parts = skeleton.map((m) => JSON.stringify(m))
-  for (const message of req.messages) parts.push(messageJson.text(message, toChatMessage))
-  return joinJsonObject({ model }, 'messages', parts, rest)
+  for (const message of req.messages) parts.push(jsonOf(message))
+  return `{"model":${JSON.stringify(model)},"messages":[${parts.join(',')}],${JSON.stringify(rest).slice(1)}`
 }
