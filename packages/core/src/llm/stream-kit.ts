@@ -148,7 +148,10 @@ function causeText(error: unknown): string {
  * POSTs `body` as JSON and yields the response's SSE events. Throws `AttemptAborted` when
  * `signal` fires, `AttemptFailure` for HTTP errors (mapped by `httpFailure`), TIMEOUT when no
  * byte arrives for `idleTimeoutMs` while a read is pending, TRANSPORT when the connection fails.
- * Stopping the iteration early releases the connection.
+ * Stopping the iteration early releases the connection: a consumer that stops at an event
+ * (an adapter at its protocol's last one) leaves it to the agent for the next request once
+ * the rest of the body is read, within SETTLE_MS, else it is torn down; a failure or the
+ * caller's abort tears it down at once.
  */
 export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessage, void, undefined> {
   if (req.signal.aborted) throw new AttemptAborted()
@@ -172,6 +175,8 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
     return new AttemptFailure(failure('TRANSPORT', `provider "${req.provider}" connection failed: ${causeText(error)}`, extra))
   }
   let drained = false
+  /** The body's reader while the consumer holds an event (a stop there is not a failure). */
+  let atEvent: AsyncIterator<Buffer> | undefined
   try {
     let response: HttpResponse
     arm()
@@ -205,7 +210,11 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
         break
       }
       parser.feed(decoder.decode(read.value, { stream: true }))
-      while (queue.length > 0) yield queue.shift()!
+      while (queue.length > 0) {
+        atEvent = chunks
+        yield queue.shift()!
+        atEvent = undefined
+      }
     }
     parser.feed(decoder.decode())
     parser.reset({ consume: true })
@@ -214,7 +223,26 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
     disarm()
     req.signal.removeEventListener('abort', onAbort)
     // a fully read response leaves its keep-alive socket to the agent; anything else is torn down
-    if (!drained) controller.abort()
+    if (!drained) {
+      if (atEvent && !req.signal.aborted) void drainThenRelease(atEvent, controller)
+      else controller.abort()
+    }
+  }
+}
+
+/** How long the rest of a body may take once the consumer stopped reading it. */
+const SETTLE_MS = 1000
+
+/** Reads and drops the rest of a body, so its socket goes back to the agent; aborts it after SETTLE_MS. */
+async function drainThenRelease(chunks: AsyncIterator<Buffer>, controller: AbortController): Promise<void> {
+  const timer = setTimeout(() => controller.abort(), SETTLE_MS)
+  timer.unref()
+  try {
+    while (!(await chunks.next()).done) { /* dropped: the consumer has what it wanted */ }
+  } catch {
+    controller.abort() // a read error after the consumer stopped: nothing to report to
+  } finally {
+    clearTimeout(timer)
   }
 }
 
