@@ -63,6 +63,13 @@ describe.each([
       expect((denied as { data: { errno: string } }).data.errno).toBe('EACCES')
     })
 
+    it('gives the command default signal dispositions and an empty mask (SIGPIPE not ignored)', async () => {
+      let output = ''
+      await root.subprocess.run(['grep', '-E', '^Sig(Blk|Ign)', '/proc/self/status'], { cwd, onData: (c) => { output += c.toString() } })
+      expect(output).toBe('SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n')
+      expect(await run('yes | head -c 1; echo " ${PIPESTATUS[0]}"')).toMatchObject({ exitCode: 0, output: 'y 141\n' })
+    })
+
     it('runs many commands in parallel, each with its own output and exit', async () => {
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => run(`printf '%s' ${i}; exit ${i % 7}`)))
       results.forEach((r, i) => expect(r).toEqual({ exitCode: i % 7, signal: null, timedOut: false, aborted: false, output: String(i) }))

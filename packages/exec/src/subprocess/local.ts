@@ -74,9 +74,14 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     checkNoNul(argv, options)
     const aborted = { exitCode: null, signal: null, timedOut: false, aborted: true }
     if (options.signal?.aborted) return aborted
-    const spawner = await this.spawners.get()
-    // where sockets cannot be made, a plain pipe (a new buffer per read)
-    const channel = await (spawner ? spawner.channels : this.channels).take().catch(() => undefined)
+    let spawner = await this.spawners.get()
+    let channel = spawner ? await spawner.channels.take().catch(() => undefined) : undefined
+    if (!channel) {
+      // the spawner just went away (the next command starts a new one): Node spawn this time;
+      // where sockets cannot be made at all, a plain pipe (a new buffer per read)
+      spawner = undefined
+      channel = await this.channels.take().catch(() => undefined)
+    }
     if (options.signal?.aborted) {
       channel?.reader.destroy()
       channel?.childEnd?.destroy()
