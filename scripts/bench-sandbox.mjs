@@ -1,7 +1,9 @@
 // Per-call cost of a sandboxed command through the real exec seams (in process, built
 // dist): `ctx.shell.run('true')` under danger-full-access, workspace-write and read-only,
 // interleaved round by round, then the same with a large heap (does a command's cost grow
-// with the dsh process's size?). Prints medians and min–max in ms. A benchmark: nothing asserted.
+// with the dsh process's size?). Where the build has the spawner (0080), each case runs through
+// it and through Node's own spawn (its fallback), interleaved in the same rounds.
+// Prints medians and min–max in ms. A benchmark: nothing asserted.
 //   node scripts/bench-sandbox.mjs [--rounds N] [--calls N] [--exec DIST] [--big MB]
 // --exec: another build of packages/exec (its dist folder) to measure, e.g. a snapshot of main's.
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
@@ -29,11 +31,17 @@ const tmp = join(scratch, 'tmp')
 await import('node:fs').then((m) => { m.mkdirSync(ws); m.mkdirSync(tmp) })
 process.env.DSH_HOME = join(scratch, 'home')
 
-const ctx = new Context()
-await ctx.plugin(subprocess, subprocess.Config.parse({}))
-await ctx.plugin(sandbox, sandbox.Config.parse({}))
-await ctx.plugin(fs, {})
-await ctx.plugin(shell, shell.Config.parse({}))
+async function tree(subprocessConfig) {
+  const ctx = new Context()
+  await ctx.plugin(subprocess, subprocess.Config.parse(subprocessConfig))
+  await ctx.plugin(sandbox, sandbox.Config.parse({}))
+  await ctx.plugin(fs, {})
+  await ctx.plugin(shell, shell.Config.parse({}))
+  return ctx
+}
+const hasSpawner = 'perlPath' in subprocess.Config.parse({})
+const launchers = hasSpawner ? { spawner: await tree({}), 'node spawn': await tree({ perlPath: '' }) } : { '': await tree({}) }
+let ctx = Object.values(launchers)[0]
 await new Promise((r) => setTimeout(r, 50))
 
 const policy = (mode) => ({ mode, cwd: ws, writableRoots: [ws], tmpRoot: tmp, network: false })
@@ -64,7 +72,7 @@ async function perWrap(mode) {
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 const fmt = (v) => `${median(v).toFixed(2)} (${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)})`
 
-for (const m of modes) await perCall(m) // warm: probe, hard-link scan, page cache
+for (ctx of Object.values(launchers)) for (const m of modes) await perCall(m) // warm: probe, hard-link scan, page cache
 const results = {}
 const cpus = {}
 let ballast
@@ -74,7 +82,11 @@ for (const heap of ['small heap', 'heap +400 MB']) {
     ballast = Array.from({ length: 400 }, () => Buffer.alloc(1 << 20, 1))
   }
   for (let r = 0; r < ROUNDS; r++) {
-    for (const m of modes) ((results[`${m}, ${heap}`] ??= [])).push(await perCall(m, (cpus[`${m}, ${heap}`] ??= [])))
+    for (const [label, c] of Object.entries(launchers)) {
+      ctx = c
+      const key = (m) => `${m}, ${heap}${label ? `, ${label}` : ''}`
+      for (const m of modes) ((results[key(m)] ??= [])).push(await perCall(m, (cpus[key(m)] ??= [])))
+    }
   }
 }
 const wraps = {}
@@ -87,6 +99,14 @@ for (const [name, v] of Object.entries(wraps)) rows.push([`sandbox.wrap only, ${
 const w = [0, 1].map((i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(`${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2]}`)
 const ratio = (a, b) => (median(results[a]) / median(results[b])).toFixed(2)
-console.log(`\nsandboxed/unsandboxed (workspace-write): ${ratio('workspace-write, small heap', 'danger-full-access, small heap')}×; large/small heap (workspace-write): ${ratio('workspace-write, heap +400 MB', 'workspace-write, small heap')}×`)
+for (const label of Object.keys(launchers)) {
+  const k = (m, heap) => `${m}, ${heap}${label ? `, ${label}` : ''}`
+  console.log(`\n${label || 'this build'}: sandboxed/unsandboxed (workspace-write): ${ratio(k('workspace-write', 'small heap'), k('danger-full-access', 'small heap'))}×; large/small heap (workspace-write): ${ratio(k('workspace-write', 'heap +400 MB'), k('workspace-write', 'small heap'))}×`)
+}
+if (hasSpawner) {
+  for (const heap of ['small heap', 'heap +400 MB']) {
+    for (const m of modes) console.log(`spawner/node spawn, ${m}, ${heap}: wall ${ratio(`${m}, ${heap}, spawner`, `${m}, ${heap}, node spawn`)}×, CPU ${(median(cpus[`${m}, ${heap}, spawner`]) / median(cpus[`${m}, ${heap}, node spawn`])).toFixed(2)}×`)
+  }
+}
 rmSync(scratch, { recursive: true, force: true })
 process.exit(0)

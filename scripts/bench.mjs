@@ -159,8 +159,9 @@ async function bench(c) {
   const scratch = mkdtempSync(join(tmpdir(), 'dsh-bench-'))
   const home = join(scratch, 'home')
   mkdirSync(home)
-  // BENCH_NODE_OPTIONS: node flags for the measured dsh (an A/B of e.g. a heap setting)
-  const env = { PATH: process.env.PATH, HOME: scratch, DSH_HOME: home, ...c.env, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) }
+  // BENCH_NODE_OPTIONS: node flags for the measured dsh (an A/B of e.g. a heap setting);
+  // BENCH_PATH: its PATH (an A/B of e.g. a PATH without perl: the spawner's fallback, 0080)
+  const env = { PATH: process.env.BENCH_PATH ?? process.env.PATH, HOME: scratch, DSH_HOME: home, ...c.env, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) }
   try {
     await c.setup?.({ home, env, root })
     const run = async () => {

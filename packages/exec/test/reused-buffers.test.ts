@@ -80,8 +80,8 @@ describe('output channels', () => {
     await closed
     let got = ''
     channel.onChunk = (c) => { got += c.toString() }
-    channel.childEnd.write('hello')
-    channel.childEnd.end()
+    channel.childEnd!.write('hello')
+    channel.childEnd!.end()
     await new Promise((r) => channel.reader.once('close', r))
     expect(got).toBe('hello')
     factory.close()

@@ -9,6 +9,8 @@ export const Config = z.object({
   /** Between SIGTERM and SIGKILL to a process group. */
   killGraceMs: z.number().int().min(0).default(2000),
   shPath: z.string().default('/bin/sh'),
+  /** Perl for the small long-lived spawner that forks each command (0080); '' = Node's spawn (forks all of dsh). */
+  perlPath: z.string().default('perl'),
 })
 export type Config = z.output<typeof Config>
 

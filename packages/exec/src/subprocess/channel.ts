@@ -16,7 +16,10 @@ const TOKEN_BYTES = 16
  * garbage that V8 frees late (tens of MB for a loud command).
  */
 export interface Channel {
-  childEnd: net.Socket
+  /** Own-listener mode only; with a spawner the spawner holds the child's end. */
+  childEnd?: net.Socket
+  /** What this channel's connection sent first (spawner mode: the spawner pairs it with a command by it). */
+  token: string
   /** Emits 'close' once every holder of the child's end has closed it (EOF). */
   reader: net.Socket
   /** Receives each read: a view into the channel's buffer, valid during the call only. */
@@ -31,6 +34,9 @@ export interface Channel {
  * command does not wait for the handshake.
  */
 export class ChannelFactory {
+  /** `connectTo`: a socket another process (the spawner) listens on; otherwise dsh listens itself. */
+  constructor(private readonly connectTo?: string) {}
+
   private server: Promise<{ server: net.Server; path: string; dir: string }> | undefined
   private readonly waiting = new Map<string, (socket: net.Socket) => void>()
   private spare: Promise<Channel> | undefined
@@ -71,10 +77,10 @@ export class ChannelFactory {
   }
 
   private async make(): Promise<Channel> {
-    const { path } = await this.listen()
+    const path = this.connectTo ?? (await this.listen()).path
     const token = randomBytes(TOKEN_BYTES).toString('hex')
-    const childEnd = new Promise<net.Socket>((resolve) => this.waiting.set(token, resolve))
-    const channel = {} as Channel
+    const childEnd = this.connectTo ? undefined : new Promise<net.Socket>((resolve) => this.waiting.set(token, resolve))
+    const channel = { token } as Channel
     channel.onChunk = () => {}
     const buffer = Buffer.allocUnsafe(CHANNEL_BUFFER_BYTES)
     const reader = net.connect({ path, onread: { buffer, callback: (n: number) => { channel.onChunk(buffer.subarray(0, n)); return true } } })
@@ -85,7 +91,8 @@ export class ChannelFactory {
         reader.once('error', reject)
       })
       reader.write(token)
-      channel.childEnd = await childEnd
+      const end = await childEnd
+      if (end) channel.childEnd = end
     } catch (error) {
       reader.destroy()
       throw error
@@ -97,7 +104,7 @@ export class ChannelFactory {
     reader.on('error', () => reader.destroy())
     // a spare must not keep the process alive; `take` refs the reader of a channel in use
     reader.unref()
-    channel.childEnd.unref()
+    channel.childEnd?.unref()
     return channel
   }
 
@@ -116,7 +123,7 @@ export class ChannelFactory {
   /** Closes the listener and the spare, removes the directory (synchronously: also used at exit). Idempotent. */
   close(): void {
     this.closed = true
-    void this.spare?.then((c) => { c.reader.destroy(); c.childEnd.destroy() }, () => {})
+    void this.spare?.then((c) => { c.reader.destroy(); c.childEnd?.destroy() }, () => {})
     this.spare = undefined
     if (this.dir) rmSync(this.dir, { recursive: true, force: true })
     void this.server?.then(({ server }) => server.close(), () => {})

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process'
+import type { Readable } from 'node:stream'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError } from '@dsh/protocol'
 import { ChannelFactory, type Channel } from './channel.js'
 import { groupHasLiveMembers } from './procfs.js'
+import { SpawnerPool, type LaunchEvents } from './spawner.js'
 import type { SpawnOptions, SpawnResult, SubprocessSeam } from './types.js'
 
-/** Merges stderr into stdout at the OS level, so the order is the order of the writes. */
+/** Merges stderr into stdout at the OS level, so the order is the order of the writes (fallback path). */
 const MERGE_SCRIPT = 'exec 2>&1; exec "$@"'
 
 function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
@@ -19,26 +21,46 @@ function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
 
 export interface LocalSubprocessOptions {
   killGraceMs: number
-  /** The POSIX shell used to merge the streams before exec'ing argv. */
+  /** The POSIX shell that merges the streams before exec'ing argv (fallback path only). */
   shPath: string
+  /** Perl for the spawner (0080); empty: always Node's spawn. */
+  perlPath?: string
 }
 
-/** The local provider of `ctx.subprocess`. Live groups are SIGKILLed when the plugin or the process goes away. */
+/** A launched command: its output stream and the launcher's events. */
+interface Launch {
+  stdout: Readable
+  release(pgid: number): void
+}
+
+/**
+ * The local provider of `ctx.subprocess`. Commands are forked by a small long-lived spawner
+ * (0080) when perl is there, else by Node's `spawn`. Live groups are SIGKILLed when the
+ * plugin or the process goes away.
+ */
 export class LocalSubprocess extends Service implements SubprocessSeam {
   private readonly live = new Set<number>()
   private readonly channels = new ChannelFactory()
+  private readonly spawners: SpawnerPool
 
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
+    this.spawners = new SpawnerPool(options.perlPath)
     const onExit = () => {
       this.killAll()
       this.channels.close()
+      this.spawners.close()
     }
     process.on('exit', onExit)
     ctx.effect(() => () => {
       process.off('exit', onExit)
       onExit()
     })
+  }
+
+  /** The running spawner's pid, if any (diagnostics and tests). */
+  get spawnerPid(): number | undefined {
+    return this.spawners.current?.pid
   }
 
   /** SIGKILL every group still running (synchronous; used on dispose and process exit). */
@@ -49,119 +71,192 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
 
   async run(argv: string[], options: SpawnOptions): Promise<SpawnResult> {
     if (argv.length === 0) throw new DshError('SPAWN_FAILED', 'Empty command line.')
+    checkNoNul(argv, options)
     const aborted = { exitCode: null, signal: null, timedOut: false, aborted: true }
     if (options.signal?.aborted) return aborted
-    // where sockets cannot be made, a plain pipe (a new buffer per read)
-    const channel = await this.channels.take().catch(() => undefined)
+    let spawner = await this.spawners.get()
+    let channel = spawner ? await spawner.channels.take().catch(() => undefined) : undefined
+    if (!channel) {
+      // the spawner just went away (the next command starts a new one): Node spawn this time;
+      // where sockets cannot be made at all, a plain pipe (a new buffer per read)
+      spawner = undefined
+      channel = await this.channels.take().catch(() => undefined)
+    }
     if (options.signal?.aborted) {
       channel?.reader.destroy()
-      channel?.childEnd.destroy()
+      channel?.childEnd?.destroy()
       return aborted
     }
-    return this.spawn(argv, options, channel)
+    return new Promise<SpawnResult>((resolve, reject) => {
+      const events = this.supervise(argv, options, resolve, reject)
+      const env = options.env ?? process.env
+      if (spawner && channel) {
+        events.attach({ stdout: channel.reader, release: (pgid) => spawner.release(pgid) }, channel)
+        spawner.launch(argv, options.cwd, env, channel, events)
+      } else {
+        this.nodeSpawn(argv, options.cwd, env, channel, events)
+      }
+    })
   }
 
-  private spawn(argv: string[], options: SpawnOptions, channel: Channel | undefined): Promise<SpawnResult> {
-    const grace = options.killGraceMs ?? this.options.killGraceMs
-    return new Promise<SpawnResult>((resolve, reject) => {
-      let child
-      try {
-        child = spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], {
-          cwd: options.cwd,
-          env: options.env ?? process.env,
-          detached: true,
-          stdio: ['ignore', channel ? channel.childEnd : 'pipe', 'ignore'],
-        })
-      } finally {
-        // the child holds its own copy now: EOF comes when the child's side closes
-        channel?.childEnd.destroy()
-      }
-      const stdout = channel ? channel.reader : child.stdout!
-      let timedOut = false
-      let aborted = false
-      let terminating = false
-      let exit: { code: number | null; signal: string | null } | undefined
-      let closed = false
-      /** Whether the group still had live members when the leader exited. */
-      let leftovers = true
-      const timers: NodeJS.Timeout[] = []
-      let timeoutTimer: NodeJS.Timeout | undefined
-      const pgid = child.pid
-
-      const terminate = () => {
-        if (terminating || pgid === undefined) return
-        terminating = true
-        killGroup(pgid, 'SIGTERM')
-        timers.push(setTimeout(() => killGroup(pgid, 'SIGKILL'), grace))
-      }
-      const onAbort = () => {
-        aborted = true
-        terminate()
-      }
-      const stopWatching = () => {
-        clearTimeout(timeoutTimer)
-        for (const t of timers) clearTimeout(t)
-        options.signal?.removeEventListener('abort', onAbort)
-      }
-      const finish = () => {
-        if (!exit || !closed) return
-        stopWatching()
-        const done = { exitCode: exit.code, signal: exit.signal, timedOut, aborted }
-        // a group empty at the leader's exit stays empty (only members add members), so
-        // the /proc scan is not repeated then
-        if (pgid === undefined || !leftovers || !groupHasLiveMembers(pgid, false)) {
-          if (pgid !== undefined) this.live.delete(pgid)
-          return resolve(done)
-        }
-        // The leader is gone and the pipe closed; whatever is left in the group is killed
-        // outright, and the call settles once the group is empty (bounded wait).
-        killGroup(pgid, 'SIGKILL')
-        const deadline = Date.now() + 1000
-        const poll = setInterval(() => {
-          if (groupHasLiveMembers(pgid) && Date.now() < deadline) return
-          clearInterval(poll)
-          this.live.delete(pgid)
-          resolve(done)
-        }, 10)
-      }
-
-      child.once('error', (error) => {
-        stopWatching()
-        stdout.destroy()
-        if (pgid !== undefined) this.live.delete(pgid)
-        reject(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${options.cwd}: ${error.message}`, { cause: error }))
-      })
-      if (pgid === undefined) return
-      this.live.add(pgid)
-      options.onSpawn?.(pgid)
-      if (channel) {
-        channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
-      } else {
-        stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
-      }
-      stdout.on('error', () => stdout.destroy())
-      stdout.once('close', () => {
-        closed = true
-        finish()
-      })
-      child.once('exit', (code, signal) => {
-        exit = { code, signal }
-        clearTimeout(timeoutTimer)
-        // Leftovers hold the pipe open: end them so the stream closes.
-        leftovers = groupHasLiveMembers(pgid, false)
-        if (leftovers) {
-          terminate()
-          timers.push(setTimeout(() => stdout.destroy(), grace + 1000))
-        }
-        finish()
-      })
-      if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
-        timeoutTimer = setTimeout(() => {
-          timedOut = true
-          terminate()
-        }, options.timeoutMs)
-      }
-      options.signal?.addEventListener('abort', onAbort, { once: true })
+  /**
+   * The fallback: Node forks this whole process. With a channel, stdout and stderr are both
+   * its socket (one file, so writes keep their order); without one, a merge shell joins them
+   * (and a missing program is the shell's exit 127 instead of SPAWN_FAILED).
+   */
+  private nodeSpawn(argv: string[], cwd: string, env: Record<string, string | undefined>, channel: Channel | undefined, events: Supervisor): void {
+    let child
+    try {
+      const end = channel?.childEnd
+      child = end
+        ? spawn(argv[0]!, argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', end, end] })
+        : spawn(this.options.shPath, ['-c', MERGE_SCRIPT, 'sh', ...argv], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+    } finally {
+      // the child holds its own copy now: EOF comes when the child's side closes
+      channel?.childEnd?.destroy()
+    }
+    events.attach({ stdout: channel ? channel.reader : child.stdout!, release: () => {} }, channel)
+    const pid = child.pid
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      const errno = error.code
+      events.failed(new DshError('SPAWN_FAILED', `Cannot start ${argv[0]} in ${cwd}: ${error.message}`, { cause: error, data: { errno } }))
     })
+    if (pid === undefined) return
+    child.once('exit', (code, signal) => events.exited(code, signal))
+    events.started(pid)
+  }
+
+  /** Timeouts, aborts, output, leftovers and settling for one call, whichever launcher runs it. */
+  private supervise(argv: string[], options: SpawnOptions, resolve: (r: SpawnResult) => void, reject: (e: unknown) => void): Supervisor {
+    const grace = options.killGraceMs ?? this.options.killGraceMs
+    let launch: Launch | undefined
+    let pgid: number | undefined
+    let timedOut = false
+    let aborted = false
+    let terminating = false
+    let settled = false
+    let exit: { code: number | null; signal: string | null } | undefined
+    let lost: DshError | undefined
+    let closed = false
+    /** Whether the group still had live members when the leader exited. */
+    let leftovers = true
+    const timers: NodeJS.Timeout[] = []
+    let timeoutTimer: NodeJS.Timeout | undefined
+
+    const terminate = () => {
+      if (terminating || pgid === undefined) return
+      terminating = true
+      killGroup(pgid, 'SIGTERM')
+      timers.push(setTimeout(() => killGroup(pgid!, 'SIGKILL'), grace))
+    }
+    const onAbort = () => {
+      aborted = true
+      terminate()
+    }
+    const stopWatching = () => {
+      clearTimeout(timeoutTimer)
+      for (const t of timers) clearTimeout(t)
+      options.signal?.removeEventListener('abort', onAbort)
+    }
+    const done = () => {
+      settled = true
+      if (pgid !== undefined) {
+        this.live.delete(pgid)
+        launch?.release(pgid)
+      }
+      if (lost) return reject(lost)
+      resolve({ exitCode: exit!.code, signal: exit!.signal, timedOut, aborted })
+    }
+    const finish = () => {
+      if (!exit || !closed || settled) return
+      stopWatching()
+      // a group empty at the leader's exit stays empty (only members add members), so
+      // the /proc scan is not repeated then
+      if (pgid === undefined || !leftovers || !groupHasLiveMembers(pgid, false)) return done()
+      // The leader is gone and the stream closed; whatever is left in the group is killed
+      // outright, and the call settles once the group is empty (bounded wait).
+      killGroup(pgid, 'SIGKILL')
+      const deadline = Date.now() + 1000
+      const poll = setInterval(() => {
+        if (groupHasLiveMembers(pgid!) && Date.now() < deadline) return
+        clearInterval(poll)
+        done()
+      }, 10)
+    }
+    const onLeaderGone = () => {
+      clearTimeout(timeoutTimer)
+      // Leftovers hold the stream open: end them so it closes.
+      leftovers = groupHasLiveMembers(pgid!, false)
+      if (leftovers) {
+        if (lost) killGroup(pgid!, 'SIGKILL')
+        else terminate()
+        timers.push(setTimeout(() => launch?.stdout.destroy(), grace + 1000))
+      }
+      finish()
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true })
+
+    return {
+      attach: (l, channel) => {
+        launch = l
+        if (channel) {
+          channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
+        } else {
+          l.stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
+        }
+        l.stdout.on('error', () => l.stdout.destroy())
+        l.stdout.once('close', () => {
+          closed = true
+          finish()
+        })
+      },
+      started: (pid) => {
+        pgid = pid
+        this.live.add(pid)
+        options.onSpawn?.(pid)
+        if (aborted) terminate()
+        if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
+          timeoutTimer = setTimeout(() => {
+            timedOut = true
+            terminate()
+          }, options.timeoutMs)
+        }
+      },
+      failed: (error) => {
+        if (settled) return
+        settled = true
+        stopWatching()
+        launch?.stdout.destroy()
+        if (pgid !== undefined) this.live.delete(pgid)
+        reject(error)
+      },
+      exited: (code, signal) => {
+        exit = { code, signal }
+        onLeaderGone()
+      },
+      lost: (error) => {
+        lost = error
+        exit = { code: null, signal: null }
+        onLeaderGone()
+      },
+    }
+  }
+}
+
+interface Supervisor extends LaunchEvents {
+  /** Wires the output stream (and the channel's reads) before the launcher starts. */
+  attach(launch: Launch, channel: Channel | undefined): void
+}
+
+/** NUL cannot cross exec (C strings): refused up front, naming the field, on every path. */
+function checkNoNul(argv: string[], options: SpawnOptions): void {
+  const where = argv.findIndex((arg) => arg.includes('\0'))
+  if (where >= 0) throw new DshError('SPAWN_FAILED', `Cannot start ${JSON.stringify(argv[0])}: argument ${where} contains a NUL byte.`)
+  if (options.cwd.includes('\0')) throw new DshError('SPAWN_FAILED', `Cannot start ${JSON.stringify(argv[0])}: the working directory contains a NUL byte.`)
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) continue
+    const name = JSON.stringify(key.replaceAll('\0', '\\0'))
+    if (key.includes('\0') || value.includes('\0')) throw new DshError('SPAWN_FAILED', `Cannot start ${JSON.stringify(argv[0])}: environment variable ${name} contains a NUL byte.`)
+    if (key === '' || key.includes('=')) throw new DshError('SPAWN_FAILED', `Cannot start ${JSON.stringify(argv[0])}: ${name} is not a valid environment variable name.`)
   }
 }

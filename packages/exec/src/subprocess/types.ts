@@ -35,7 +35,10 @@ export interface SpawnResult {
  * SIGTERM to the whole group, then SIGKILL after the grace period. When the leader exits,
  * whatever it left in its group is terminated the same way, so no orphan survives the
  * call (a process that leaves the group itself, e.g. by `setsid`, is out of reach).
- * Rejects only when the process cannot be started (SPAWN_FAILED).
+ * Rejects with SPAWN_FAILED when the process cannot be started (a missing or non-executable
+ * program, a bad cwd — `data.errno` names the reason — or NUL in argv, env or cwd), and with
+ * SUBPROCESS_LOST when the local spawner (0080) died while the command ran: its exit status
+ * is unknown and its group has been SIGKILLed.
  */
 export interface SubprocessSeam {
   run(argv: string[], options: SpawnOptions): Promise<SpawnResult>
