@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
@@ -19,6 +21,10 @@ import type { Confinement, SandboxMechanism } from './types.js'
  * passes them as `confine.readOnly`, bound read-only on top (a sandboxed command cannot
  * make new ones: link(2) across mounts is EXDEV). Symlinks out of the roots do not help:
  * their targets are read-only mounts.
+ *
+ * A secret directory (`confine.hiddenDirs`) gets one bind of an empty directory over it:
+ * one mount instead of one per file (each bind costs bwrap a mountinfo parse, 0083), and
+ * files created in it after the sandbox was built (a cache write's temp file) are hidden too.
  *
  * A seccomp filter (`seccomp.ts`) refuses `socket(AF_UNIX)`: path sockets outside the
  * workspace are reachable through a read-only bind. bwrap reads it from fd 3, which a
@@ -44,7 +50,10 @@ export class Bubblewrap implements SandboxMechanism {
   wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
     // after the writable binds, so files inside a writable root are covered too
     const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
-    const masks = (confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file])
+    const masks = [
+      ...(confine.hiddenDirs ?? []).flatMap((dir) => ['--ro-bind', emptyDir(), dir]),
+      ...(confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file]),
+    ]
     const filter = unixSocketFilterFile()
     const seccomp = filter ? ['--seccomp', '3'] : []
     const inner = [...this.base(policy), ...seccomp, ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]
@@ -63,4 +72,15 @@ export class Bubblewrap implements SandboxMechanism {
       return { ok: false, reason: `${this.bwrapPath} cannot be started: ${(error as Error).message}` }
     }
   }
+}
+
+let empty: string | undefined
+
+/** An empty directory (mkdtemp: 0700, this user's), made once per process (again if removed) and removed at exit. */
+function emptyDir(): string {
+  if (empty && existsSync(empty)) return empty
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-empty-'))
+  if (!empty) process.once('exit', () => { try { rmSync(empty!, { recursive: true, force: true }) } catch { /* gone */ } })
+  empty = dir
+  return dir
 }
