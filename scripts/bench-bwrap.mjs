@@ -32,6 +32,8 @@ const home = join(scratch, 'home')
 for (const d of [ws, tmp, home]) mkdirSync(d)
 const secrets = ['.credentials.yaml', 'cordis.patch.yml'].map((f) => join(home, f))
 for (const f of secrets) writeFileSync(f, 'x')
+const cacheDir = join(home, 'cache')
+mkdirSync(cacheDir)
 const filterFile = join(scratch, 'unix.bpf')
 writeFileSync(filterFile, unixSocketFilter())
 
@@ -69,6 +71,8 @@ const variants = {
   '− --proc /proc': without(base, '--proc'),
   '− the 2 masks': dshArgv({ masked: [], readOnly: [] }),
   '+ 10 more masks': dshArgv({ masked: [...secrets, ...Array.from({ length: 10 }, () => secrets[0])], readOnly: [] }),
+  '+ 3 more masks (a cache of 3 entries, before)': dshArgv({ masked: [...secrets, secrets[0], secrets[0], secrets[0]], readOnly: [] }),
+  '+ 1 hidden directory (the same cache, now)': dshArgv({ masked: secrets, readOnly: [], hiddenDirs: [cacheDir] }),
   '− --die-with-parent': without(base, '--die-with-parent', 0),
   '− --seccomp': without(base, '--seccomp'),
   '+ --share-net (not kept: 0022)': before(base, '--cap-drop', '--share-net'),

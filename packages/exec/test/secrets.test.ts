@@ -107,6 +107,6 @@ describe('secret files and the sandbox', () => {
     expect(output).toContain('end')
     expect(output).not.toContain(CANARY)
     expect(readdirSync(cacheDir)).not.toContain('planted')
-    expect(argv.filter((a) => a.startsWith(cacheDir))).toEqual([cacheDir]) // one mount for the directory, none per entry
+    expect(argv.filter((a) => a.startsWith(cacheDir))).toEqual([cacheDir, cacheDir]) // `--tmpfs DIR --remount-ro DIR`, nothing per entry
   })
 })

@@ -1,6 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
 import type { ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
@@ -22,9 +20,9 @@ import type { Confinement, SandboxMechanism } from './types.js'
  * make new ones: link(2) across mounts is EXDEV). Symlinks out of the roots do not help:
  * their targets are read-only mounts.
  *
- * A secret directory (`confine.hiddenDirs`) gets one bind of an empty directory over it:
- * one mount instead of one per file (each bind costs bwrap a mountinfo parse, 0083), and
- * files created in it after the sandbox was built (a cache write's temp file) are hidden too.
+ * A secret directory (`confine.hiddenDirs`) gets an empty read-only tmpfs over it: one
+ * mountinfo parse (the remount) instead of one bind per file (0083), no host path a command
+ * could swap, and files created in it after the sandbox was built are hidden too.
  *
  * A seccomp filter (`seccomp.ts`) refuses `socket(AF_UNIX)`: path sockets outside the
  * workspace are reachable through a read-only bind. bwrap reads it from fd 3, which a
@@ -51,7 +49,7 @@ export class Bubblewrap implements SandboxMechanism {
     // after the writable binds, so files inside a writable root are covered too
     const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
     const masks = [
-      ...(confine.hiddenDirs ?? []).flatMap((dir) => ['--ro-bind', emptyDir(), dir]),
+      ...(confine.hiddenDirs ?? []).flatMap((dir) => ['--tmpfs', dir, '--remount-ro', dir]),
       ...(confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file]),
     ]
     const filter = unixSocketFilterFile()
@@ -72,15 +70,4 @@ export class Bubblewrap implements SandboxMechanism {
       return { ok: false, reason: `${this.bwrapPath} cannot be started: ${(error as Error).message}` }
     }
   }
-}
-
-let empty: string | undefined
-
-/** An empty directory (mkdtemp: 0700, this user's), made once per process (again if removed) and removed at exit. */
-function emptyDir(): string {
-  if (empty && existsSync(empty)) return empty
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-empty-'))
-  if (!empty) process.once('exit', () => { try { rmSync(empty!, { recursive: true, force: true }) } catch { /* gone */ } })
-  empty = dir
-  return dir
 }
