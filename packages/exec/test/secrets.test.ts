@@ -32,6 +32,7 @@ beforeAll(async () => {
   cachedParse({ dir: homeParseCacheDir(home), stamp: 't' }, 'patch', patch, readFileSync(patch, 'utf8'), () => [{ token: CANARY }])
   cacheEntry = path.join(homeParseCacheDir(home), readdirSync(homeParseCacheDir(home))[0]!)
   expect(readFileSync(cacheEntry, 'utf8')).toContain(CANARY)
+  linkSync(cacheEntry, path.join(ws, 'cache-link.json'))
   process.env.DSH_HOME = home
   root = await execTree()
 })
@@ -91,5 +92,21 @@ describe('secret files and the sandbox', () => {
     expect(output).not.toContain(CANARY)
     expect(output).not.toContain(Buffer.from(CANARY).toString('base64').slice(0, 12))
     expect(readFileSync(store, 'utf8')).toContain(CANARY)
+  })
+
+  it.each(['read-only', 'workspace-write'] as const)('%s: the parse cache directory is hidden whole, a file written into it after the wrap too; a hard link to an entry still reads nothing', async (mode) => {
+    const cacheDir = homeParseCacheDir(home)
+    const link = path.join(ws, 'cache-link.json')
+    const argv = await root.sandbox.wrap(['bash', '-c', `ls -A ${cacheDir}; echo listed; cat ${cacheDir}/*; cat ${link}; echo x > ${cacheDir}/planted; echo end`], policyFor(mode, ws, tmp))
+    // the sandbox was built before this file existed (as a cache write's temp file during a long command)
+    const late = path.join(cacheDir, `late-${mode}.json`)
+    writeFileSync(late, CANARY)
+    let output = ''
+    await root.subprocess.run(argv, { cwd: ws, onData: (c) => { output += c.toString() } })
+    expect(output).toMatch(/^listed\n/) // an empty listing
+    expect(output).toContain('end')
+    expect(output).not.toContain(CANARY)
+    expect(readdirSync(cacheDir)).not.toContain('planted')
+    expect(argv.filter((a) => a.startsWith(cacheDir))).toEqual([cacheDir, cacheDir]) // `--tmpfs DIR --remount-ro DIR`, nothing per entry
   })
 })

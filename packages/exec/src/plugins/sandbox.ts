@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { resolveHome } from '@dsh/core'
+import { homeSecretDirs, resolveHome } from '@dsh/core'
 import { z } from 'zod'
 import { SecretFiles } from '../fs/secrets.js'
 import { Bubblewrap } from '../sandbox/bubblewrap.js'
@@ -27,5 +27,5 @@ export function candidates(config: Config, platform: NodeJS.Platform = process.p
 
 export function apply(ctx: Context, config: Config): void {
   const secrets = new SecretFiles(resolveHome(), config.maskFiles ?? [])
-  new LocalSandbox(ctx, ctx.subprocess, candidates(config), () => secrets.list())
+  new LocalSandbox(ctx, ctx.subprocess, candidates(config), () => secrets.list(), () => (secrets.home ? homeSecretDirs(secrets.home) : []))
 }

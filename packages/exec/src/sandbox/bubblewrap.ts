@@ -20,6 +20,10 @@ import type { Confinement, SandboxMechanism } from './types.js'
  * make new ones: link(2) across mounts is EXDEV). Symlinks out of the roots do not help:
  * their targets are read-only mounts.
  *
+ * A secret directory (`confine.hiddenDirs`) gets an empty read-only tmpfs over it: one
+ * mountinfo parse (the remount) instead of one bind per file (0083), no host path a command
+ * could swap, and files created in it after the sandbox was built are hidden too.
+ *
  * A seccomp filter (`seccomp.ts`) refuses `socket(AF_UNIX)`: path sockets outside the
  * workspace are reachable through a read-only bind. bwrap reads it from fd 3, which a
  * `/bin/sh` in front opens before it execs bwrap (`exec "$@" 3<FILE`).
@@ -44,7 +48,10 @@ export class Bubblewrap implements SandboxMechanism {
   wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
     // after the writable binds, so files inside a writable root are covered too
     const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
-    const masks = (confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file])
+    const masks = [
+      ...(confine.hiddenDirs ?? []).flatMap((dir) => ['--tmpfs', dir, '--remount-ro', dir]),
+      ...(confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file]),
+    ]
     const filter = unixSocketFilterFile()
     const seccomp = filter ? ['--seccomp', '3'] : []
     const inner = [...this.base(policy), ...seccomp, ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]

@@ -14,8 +14,12 @@ export class LocalSandbox extends Service implements SandboxSeam {
   private status: Promise<{ status: SandboxStatus; mechanism: SandboxMechanism | null }> | undefined
   private readonly scans = new Map<string, Promise<LinkedFile[]>>()
 
-  /** `masked()`: the files to make unreadable inside, read at every wrap. */
-  constructor(ctx: Context, private readonly subprocess: SubprocessSeam, private readonly candidates: SandboxMechanism[], private readonly masked: () => string[] = () => []) {
+  /**
+   * `masked()`: the files to make unreadable inside; `maskedDirs()`: directories every file of
+   * which is secret (hidden whole, one mount each). Both read at every wrap.
+   */
+  constructor(ctx: Context, private readonly subprocess: SubprocessSeam, private readonly candidates: SandboxMechanism[],
+    private readonly masked: () => string[] = () => [], private readonly maskedDirs: () => string[] = () => []) {
     super(ctx, 'sandbox')
   }
 
@@ -45,6 +49,14 @@ export class LocalSandbox extends Service implements SandboxSeam {
         `The ${policy.mode} permission mode runs commands in a sandbox, but no sandbox works here (${status.detail}).`,
         { hint: SANDBOX_HINT })
     }
+    const hiddenDirs = [...new Set(this.maskedDirs().flatMap((dir) => {
+      try {
+        return lstatSync(dir).isDirectory() ? [realpathSync(dir)] : []
+      } catch {
+        return [] // not there yet
+      }
+    }))]
+    const hidden = (file: string) => hiddenDirs.some((dir) => file.startsWith(`${dir}/`))
     const secrets: string[] = []
     const secretInodes = new Set<string>()
     for (const file of this.masked()) {
@@ -61,9 +73,10 @@ export class LocalSandbox extends Service implements SandboxSeam {
     const writable = policy.mode === 'workspace-write' ? writableRootsOf(policy) : []
     const scans = await this.scanRoots([...new Set([policy.cwd, ...writable])].filter((r) => r !== '/'))
     const masked = [...secrets, ...[...scans.values()].flat().filter((f) => secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)]
+      .filter((f) => !hidden(f)) // covered by its directory's mount (its inode still masks links elsewhere)
     const writableScans = writable.flatMap((r) => (scans.has(r) ? [scans.get(r)!] : []))
     const readOnly = outsideLinks(writableScans).filter((f) => !secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)
-    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly })
+    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly, hiddenDirs })
   }
 
   /**

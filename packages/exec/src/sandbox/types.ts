@@ -24,6 +24,8 @@ export interface SandboxMechanism {
 export interface Confinement {
   /** Made unreadable inside (an empty file bound over each): dsh's secret files. */
   masked?: readonly string[]
+  /** Made empty and read-only inside (an empty read-only tmpfs over each): directories every file of which, present or future, is secret. */
+  hiddenDirs?: readonly string[]
   /** Made read-only inside although under a writable root: hard links to files outside the roots. */
   readOnly?: readonly string[]
 }
