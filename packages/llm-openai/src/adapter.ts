@@ -5,7 +5,7 @@
  */
 import type { GenerateRequest, LlmAdapter, ProviderEndpoint, StreamChunk } from '@dsh/protocol'
 import { ChatStreamDecoder } from './decode.js'
-import { serializeChatRequest } from './body.js'
+import { encodeChatRequest } from './body.js'
 import { DEFAULT_IDLE_TIMEOUT_MS, postSse, toFailure } from '@dsh/core'
 
 export function chatCompletionsUrl(baseUrl: string): string {
@@ -18,7 +18,8 @@ async function* streamChat(req: GenerateRequest, endpoint: ProviderEndpoint): As
     const events = postSse({
       url: chatCompletionsUrl(endpoint.baseUrl),
       headers: { authorization: `Bearer ${endpoint.apiKey}`, ...endpoint.headers },
-      body: serializeChatRequest(req),
+      body: undefined,
+      bytes: encodeChatRequest(req),
       signal: req.signal,
       idleTimeoutMs: endpoint.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       provider: endpoint.id,

@@ -1,5 +1,5 @@
 export { openaiAdapter, chatCompletionsUrl } from './adapter.js'
 export { buildChatRequest, toChatMessage } from './request.js'
-export { serializeChatRequest } from './body.js'
+export { encodeChatRequest, serializeChatRequest } from './body.js'
 export type { ChatContentPart, ChatMessage, ChatRequestBody, ChatToolCall } from './request.js'
 export { ChatStreamDecoder, mapChatUsage } from './decode.js'

@@ -89,6 +89,8 @@ export interface SseRequest {
   headers: Record<string, string>
   /** Sent as JSON: a string is taken as the JSON text itself (already serialised), anything else is `JSON.stringify`ed. */
   body: unknown
+  /** The JSON text already encoded as UTF-8, sent in order (the content-length is their sum); when given, `body` is not read. */
+  bytes?: readonly Uint8Array[] | undefined
   signal: AbortSignal
   idleTimeoutMs: number
   provider: string
@@ -104,12 +106,13 @@ interface HttpResponse { status: number; headers: HeaderReader; body: IncomingMe
  * POST over node:http(s) rather than fetch: undici (fetch) costs ~8 MB of resident memory
  * on first use, paid by every dsh process; node's agent keeps connections alive the same way.
  */
-function httpPost(url: string, headers: Record<string, string>, text: string, signal: AbortSignal): Promise<HttpResponse> {
+function httpPost(url: string, headers: Record<string, string>, body: readonly Uint8Array[], signal: AbortSignal): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url)
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest
-    const body = Buffer.from(text, 'utf8') // encoded once: its length is the content-length
-    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
+    let length = 0
+    for (const part of body) length += part.byteLength
+    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': length } }, (res) => {
       // read errors surface through the body's iterator; this only keeps them from being unhandled
       res.on('error', () => {})
       signal.addEventListener('abort', () => res.destroy(new Error('aborted')), { once: true })
@@ -126,7 +129,8 @@ function httpPost(url: string, headers: Record<string, string>, text: string, si
       reject(error)
     })
     request.on('close', () => signal.removeEventListener('abort', onAbort))
-    request.end(body)
+    for (let i = 0; i < body.length - 1; i++) request.write(body[i])
+    request.end(body[body.length - 1])
   })
 }
 
@@ -181,7 +185,7 @@ export async function* postSse(req: SseRequest): AsyncGenerator<EventSourceMessa
     let response: HttpResponse
     arm()
     try {
-      response = await httpPost(req.url, { 'content-type': 'application/json', accept: 'text/event-stream', ...req.headers }, typeof req.body === 'string' ? req.body : JSON.stringify(req.body), controller.signal)
+      response = await httpPost(req.url, { 'content-type': 'application/json', accept: 'text/event-stream', ...req.headers }, req.bytes ?? [Buffer.from(typeof req.body === 'string' ? req.body : JSON.stringify(req.body), 'utf8')], controller.signal)
       if (response.status < 200 || response.status > 299) {
         const text = await readAll(response.body).catch(() => '')
         throw new AttemptFailure(httpFailure(response.status, text, response.headers, req.provider, req.apiKey))
