@@ -8,12 +8,13 @@
 // 10/100/1000 (bench.mjs's windows); medians (min–max) and the ratios dsh/codex. Prints a
 // table, writes bench-results/codex.json. A benchmark: nothing is asserted, but a run whose
 // commands did not all succeed counts as a failure.
-//   CODEX_BIN=/path/to/codex node scripts/bench-codex.mjs [--runs N] [--long-runs N] [--modes unsandboxed,sandboxed]
+//   CODEX_BIN=/path/to/codex node scripts/bench-codex.mjs [--runs N] [--long-runs N] [--runs-1000 N] [--modes unsandboxed,sandboxed]
 // Without CODEX_BIN it prints "skipped: set CODEX_BIN" and exits 0. Modes: unsandboxed = dsh
 // --permission-mode danger-full-access vs codex --dangerously-bypass-approvals-and-sandbox;
 // sandboxed = each one's default (dsh workspace-write in bubblewrap; codex exec read-only, its
 // bubblewrap + seccomp helper); also workspace-write and read-only (that preset on both sides).
-// --long-runs 0 skips the 200- and 1000-step cases.
+// --long-runs: pairs of the 200- and 1000-step cases (default 3; 0 skips them), --runs-1000
+// overrides it for the 1000-step case. Each finished case is printed and written at once.
 // codex's home holds a config.toml with a `mock` model provider (wire_api "responses") and
 // analytics and plugins off: offline, codex otherwise runs `git ls-remote` on github.com,
 // resolves api.github.com and chatgpt.com, and waits ~5 s at exit for an analytics upload.
@@ -55,6 +56,7 @@ const count = (name, dflt, min) => {
 }
 const RUNS = count('--runs', process.env.BENCH_RUNS ?? '10', 1)
 const LONG_RUNS = count('--long-runs', '3', 0)
+const RUNS_1000 = count('--runs-1000', String(LONG_RUNS), 0)
 const MODE_ARGS = {
   unsandboxed: { dsh: ['--permission-mode', 'danger-full-access'], codex: ['--dangerously-bypass-approvals-and-sandbox'] },
   sandboxed: { dsh: [], codex: [] },
@@ -69,9 +71,11 @@ for (const m of MODES) if (!MODE_ARGS[m]) usage(`--modes: unknown mode "${m}" (a
 const NETNS_MARK = 'BENCH_CODEX_IN_NETNS'
 if (!process.env[NETNS_MARK] && process.env.BENCH_CODEX_NETNS !== '0' && process.getuid?.() === 0
   && spawnSync('unshare', ['-n', 'true']).status === 0 && spawnSync('ip', ['-V']).status === 0) {
-  const inner = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.argv.slice(1)],
+  // unshare and sh exec, so the child's pid ends up being the inner node's: signals go on to it
+  const inner = spawn('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.argv.slice(1)],
     { stdio: 'inherit', env: { ...process.env, [NETNS_MARK]: '1' } })
-  process.exit(inner.status ?? 1)
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => inner.kill(signal))
+  await new Promise(() => inner.on('close', (code) => process.exit(code ?? 130)))
 }
 
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
@@ -86,10 +90,18 @@ const model = await startMockModel()
 const base = existsSync('/var/tmp') && !'/var/tmp/'.startsWith(`${tmpdir()}/`) ? '/var/tmp' : join(root, 'bench-results')
 mkdirSync(base, { recursive: true })
 const scratch = mkdtempSync(join(base, 'dsh-bench-codex-'))
+let running // the measured child (its own process group), while one runs
+const cleanUp = () => {
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+  process.exit(130)
+}
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    rmSync(scratch, { recursive: true, force: true })
-    process.exit(130)
+    if (!running) return cleanUp()
+    running.once('close', cleanUp)
+    try {
+      process.kill(-running.pid, 'SIGKILL')
+    } catch { /* already gone */ }
   })
 }
 
@@ -203,8 +215,9 @@ function once(tool, mode, calls) {
     const startedAt = Date.now()
     const started = process.hrtime.bigint()
     const child = TIME
-      ? spawn(TIME, ['-f', '%M', '-o', rssFile, ...argv], { cwd: tool.cwd, env: tool.env, stdio: ['ignore', 'ignore', 'pipe'] })
-      : spawn(argv[0], argv.slice(1), { cwd: tool.cwd, env: tool.env, stdio: ['ignore', 'ignore', 'pipe'] })
+      ? spawn(TIME, ['-f', '%M', '-o', rssFile, ...argv], { cwd: tool.cwd, env: tool.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+      : spawn(argv[0], argv.slice(1), { cwd: tool.cwd, env: tool.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+    running = child
     let treePeak = 0
     let ownPeak = 0
     let stderr = ''
@@ -221,6 +234,7 @@ function once(tool, mode, calls) {
     child.on('error', reject)
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
+      running = undefined
       clearInterval(poll)
       const rssKb = TIME ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : ownPeak
       const requests = model.requests
@@ -248,9 +262,13 @@ async function probeCodexShell(tool) {
   model.requests.length = 0
   await new Promise((resolve, reject) => {
     const [cmd, ...args] = tool.argv('sandboxed')
-    const child = spawn(cmd, args, { cwd: tool.cwd, env: tool.env, stdio: 'ignore' })
+    const child = spawn(cmd, args, { cwd: tool.cwd, env: tool.env, stdio: 'ignore', detached: true })
+    running = child
     child.on('error', reject)
-    child.on('close', resolve)
+    child.on('close', () => {
+      running = undefined
+      resolve()
+    })
   })
   const offered = (model.requests[0]?.body.tools ?? []).map((t) => t.name ?? t.type)
   const shell = Object.keys(SHELL_CALLS).find((name) => offered.includes(name))
@@ -312,57 +330,69 @@ async function benchCase(name, mode, calls, n) {
     peakRss: ratio((s) => s.peakRssMb), peakTreeRss: ratio((s) => s.peakTreeRssMb),
     ...Object.fromEntries(Object.keys(stepWindows).map((at) => [`stepAt${at}`, ratio((s) => s.stepMs?.[at])]).filter(([, v]) => v !== undefined)),
   }
-  console.error(`done: ${name} (${n} pairs)`)
   return { name, mode, calls, dsh, codex, ratios }
+}
+
+const range = (s) => (s ? `${s.median} (${s.min}–${s.max})` : '')
+const steps = (s) => (s.stepMs ? Object.entries(s.stepMs).map(([at, v]) => `@${at}: ${range(v)}`).join(', ') : '')
+const HEADER = ['case', 'tool', 'start→1st request ms', 'wall ms', 'peak RSS MB', 'peak tree RSS MB', 'ms/step', 'failures']
+function caseRows(r) {
+  const rows = ['dsh', 'codex'].map((t) => {
+    const s = r[t]
+    return [r.name, t, range(s.firstRequestMs), range(s.wallMs), range(s.peakRssMb), range(s.peakTreeRssMb), steps(s), `${s.failures}/${s.runs}`]
+  })
+  const x = r.ratios
+  rows.push([r.name, 'dsh/codex', `${x.firstRequest ?? ''}`, `${x.wall ?? ''}`, `${x.peakRss ?? ''}`, `${x.peakTreeRss ?? ''}`,
+    Object.keys(stepWindows).filter((at) => x[`stepAt${at}`] !== undefined).map((at) => `@${at}: ${x[`stepAt${at}`]}`).join(', '), ''])
+  return rows
+}
+function printTable(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
 }
 
 let shellTool
 let offered
 const results = []
+const netns = Boolean(process.env[NETNS_MARK])
+const out = join(root, 'bench-results')
+/** Writes everything measured so far (after every case, so an interrupted run keeps its cases). */
+function save() {
+  mkdirSync(out, { recursive: true })
+  writeFileSync(join(out, 'codex.json'), `${JSON.stringify({
+    date: new Date().toISOString(), node: process.version, codex: codexVersion, codexShellTool: shellTool, codexTools: offered,
+    runs: RUNS, longRuns: LONG_RUNS, runs1000: RUNS_1000, rss: TIME ? '/usr/bin/time %M' : '/proc VmRSS',
+    loadavg: { before: loadBefore, now: loadavg() }, netns, results,
+  }, null, 2)}\n`)
+}
+async function run(name, mode, calls, n) {
+  if (n === 0) return
+  const r = await benchCase(name, mode, calls, n)
+  results.push(r)
+  save()
+  printTable([HEADER, ...caseRows(r)])
+}
 try {
   ({ shell: shellTool, offered } = await probeCodexShell(codexTool('probe')))
-  for (const mode of MODES) results.push(await benchCase(`one-shot, 3 tool calls, ${mode}`, mode, 3, RUNS))
-  if (LONG_RUNS > 0) {
-    for (const mode of MODES) {
-      results.push(await benchCase(`200 steps, ${mode}`, mode, 199, LONG_RUNS))
-      results.push(await benchCase(`1000 steps, ${mode}`, mode, 999, LONG_RUNS))
-    }
+  for (const mode of MODES) await run(`one-shot, 3 tool calls, ${mode}`, mode, 3, RUNS)
+  for (const mode of MODES) {
+    await run(`200 steps, ${mode}`, mode, 199, LONG_RUNS)
+    await run(`1000 steps, ${mode}`, mode, 999, RUNS_1000)
   }
 } catch (error) {
   console.error(`bench-codex: ${error instanceof Error ? error.message : String(error)}`)
   process.exitCode = 1
 } finally {
   await model.close()
-  rmSync(scratch, { recursive: true, force: true })
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
 }
 if (process.exitCode) process.exit()
-const loadAfter = loadavg()
 
-const range = (s) => (s ? `${s.median} (${s.min}–${s.max})` : '')
-const steps = (s) => (s.stepMs ? Object.entries(s.stepMs).map(([at, v]) => `@${at}: ${range(v)}`).join(', ') : '')
-const rows = [['case', 'tool', 'start→1st request ms', 'wall ms', 'peak RSS MB', 'peak tree RSS MB', 'ms/step', 'failures']]
-for (const r of results) {
-  for (const t of ['dsh', 'codex']) {
-    const s = r[t]
-    rows.push([r.name, t, range(s.firstRequestMs), range(s.wallMs), range(s.peakRssMb), range(s.peakTreeRssMb), steps(s), `${s.failures}/${s.runs}`])
-  }
-  const x = r.ratios
-  rows.push([r.name, 'dsh/codex', `${x.firstRequest ?? ''}`, `${x.wall ?? ''}`, `${x.peakRss ?? ''}`, `${x.peakTreeRss ?? ''}`,
-    Object.keys(stepWindows).filter((at) => x[`stepAt${at}`] !== undefined).map((at) => `@${at}: ${x[`stepAt${at}`]}`).join(', '), ''])
-}
-const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
-for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
+console.log('')
+printTable([HEADER, ...results.flatMap(caseRows)])
 for (const r of results) for (const t of ['dsh', 'codex']) for (const p of r[t].problems) console.log(`${r.name}, ${t}: ${p}`)
 const fmt = (l) => l.map((x) => x.toFixed(2)).join(' ')
-const netns = Boolean(process.env[NETNS_MARK])
-console.log(`\n${codexVersion}; codex shell tool: ${shellTool}; medians (min–max) of ${RUNS} interleaved pairs (long cases: ${LONG_RUNS}); ` +
-  `load average before ${fmt(loadBefore)}, after ${fmt(loadAfter)}; network: ${netns ? 'loopback-only namespace' : 'host (outside calls off in config)'}`)
-
-const out = join(root, 'bench-results')
-mkdirSync(out, { recursive: true })
-writeFileSync(join(out, 'codex.json'), `${JSON.stringify({
-  date: new Date().toISOString(), node: process.version, codex: codexVersion, codexShellTool: shellTool, codexTools: offered,
-  runs: RUNS, longRuns: LONG_RUNS, rss: TIME ? '/usr/bin/time %M' : '/proc VmRSS', loadavg: { before: loadBefore, after: loadAfter }, netns, results,
-}, null, 2)}\n`)
+console.log(`\n${codexVersion}; codex shell tool: ${shellTool}; medians (min–max) of ${RUNS} interleaved pairs (200 steps: ${LONG_RUNS}, 1000 steps: ${RUNS_1000}); ` +
+  `load average before ${fmt(loadBefore)}, after ${fmt(loadavg())}; network: ${netns ? 'loopback-only namespace' : 'host (outside calls off in config)'}`)
 console.log(`wrote ${join('bench-results', 'codex.json')}`)
 process.exit(results.some((r) => r.dsh.failures || r.codex.failures) ? 1 : 0)
