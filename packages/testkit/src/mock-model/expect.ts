@@ -1,7 +1,7 @@
-/** Reads what a step's `expect` checks out of an OpenAI or Anthropic request body (pure). */
+/** Reads what a step's `expect` checks out of an OpenAI, Anthropic or Responses request body (pure). */
 import type { Expect } from './script.js'
 
-export type MockProtocol = 'openai' | 'anthropic'
+export type MockProtocol = 'openai' | 'anthropic' | 'responses'
 
 /** The protocol-neutral view of a request that expectations are checked against. */
 export interface RequestView {
@@ -23,10 +23,12 @@ function list(value: unknown): unknown[] {
   return Array.isArray(value) ? value : []
 }
 
-/** Text of a string or of the `text` parts of a content list. */
+const TEXT_PARTS = new Set(['text', 'input_text', 'output_text'])
+
+/** Text of a string or of the text parts (`text`, Responses `input_text`/`output_text`) of a content list. */
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content
-  return list(content).map(obj).filter((p) => p.type === 'text' && typeof p.text === 'string').map((p) => p.text as string).join('\n')
+  return list(content).map(obj).filter((p) => TEXT_PARTS.has(p.type as string) && typeof p.text === 'string').map((p) => p.text as string).join('\n')
 }
 
 function openaiView(body: Obj): RequestView {
@@ -70,8 +72,31 @@ function anthropicView(body: Obj): RequestView {
   }
 }
 
+/** Tool names offered, namespaces flattened; a built-in tool without a name (web_search) by its type. */
+function responsesTools(tools: unknown): string[] {
+  return list(tools).map(obj).flatMap((t) => t.type === 'namespace' ? responsesTools(t.tools) : [String(t.name ?? t.type ?? '')])
+}
+
+function responsesView(body: Obj): RequestView {
+  const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : list(body.input).map(obj)
+  let lastUserText: string | undefined
+  let lastToolResult: string | undefined
+  const system: string[] = typeof body.instructions === 'string' && body.instructions !== '' ? [body.instructions] : []
+  for (const item of input) {
+    if (item.type === 'function_call_output') lastToolResult = textOf(item.output)
+    else if ((item.type ?? 'message') !== 'message') continue
+    else if (item.role === 'user') lastUserText = textOf(item.content)
+    else if (item.role === 'system' || item.role === 'developer') system.push(textOf(item.content))
+  }
+  return { protocol: 'responses', model: String(body.model ?? ''), system: system.join('\n'), lastUserText, lastToolResult, tools: responsesTools(body.tools) }
+}
+
 export function viewRequest(protocol: MockProtocol, body: unknown): RequestView {
-  return protocol === 'openai' ? openaiView(obj(body)) : anthropicView(obj(body))
+  switch (protocol) {
+    case 'openai': return openaiView(obj(body))
+    case 'anthropic': return anthropicView(obj(body))
+    case 'responses': return responsesView(obj(body))
+  }
 }
 
 function quote(text: string | undefined): string {

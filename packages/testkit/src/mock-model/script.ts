@@ -17,7 +17,7 @@ export interface Expect {
   /** Tool names that must be offered. */
   toolsInclude?: string[]
   model?: string
-  protocol?: 'openai' | 'anthropic'
+  protocol?: 'openai' | 'anthropic' | 'responses'
 }
 
 export interface ToolCallSpec {
@@ -114,7 +114,7 @@ function checkExpect(value: unknown, where: string): void {
   if (!isObj(value)) throw new ScriptError(`${where}: expected an object`)
   checkKeys(value, ['lastUserTextIncludes', 'lastToolResultIncludes', 'systemIncludes', 'toolsInclude', 'model', 'protocol'], where)
   for (const key of ['lastUserTextIncludes', 'lastToolResultIncludes', 'systemIncludes', 'model']) checkType(value, key, 'string', where)
-  checkOneOf(value, 'protocol', ['openai', 'anthropic'], where)
+  checkOneOf(value, 'protocol', ['openai', 'anthropic', 'responses'], where)
   const tools = value.toolsInclude
   if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))) {
     throw new ScriptError(`${where}.toolsInclude: expected a list of strings`)

@@ -1,7 +1,8 @@
 /**
  * The scripted mock model: a real HTTP server on 127.0.0.1 speaking OpenAI chat completions
- * (`POST /chat/completions`, `/v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`,
- * `/messages`). Each model request is recorded, then consumes the next script step.
+ * (`POST /chat/completions`, `/v1/chat/completions`), Anthropic Messages (`POST /v1/messages`,
+ * `/messages`) and the OpenAI Responses API (`POST /v1/responses`, `/responses`). Each model
+ * request is recorded, then consumes the next script step.
  *
  * Contract:
  * - script exhausted → HTTP 500 "mock script exhausted after N requests" (also in `failures`);
@@ -16,7 +17,8 @@ import type { AddressInfo } from 'node:net'
 import { anthropicErrorBody, anthropicFault, anthropicJson, anthropicStream, anthropicStreamError } from './anthropic.js'
 import { checkExpect, viewRequest, type MockProtocol } from './expect.js'
 import { openaiErrorBody, openaiFault, openaiJson, openaiStream, openaiStreamError } from './openai.js'
-import { DEFAULT_PARTIAL_TEXT, normalizeReply, type RenderContext, type StreamPlan } from './reply.js'
+import { DEFAULT_PARTIAL_TEXT, normalizeReply, type RenderContext, type Reply, type StreamPlan } from './reply.js'
+import { responsesErrorBody, responsesFault, responsesJson, responsesStream, responsesStreamError } from './responses.js'
 import { isErrorStep, isFaultStep, parseScript, parseScriptText, type FaultKind, type Script, type Step } from './script.js'
 
 export interface RecordedRequest {
@@ -54,6 +56,33 @@ const ROUTES: Record<string, MockProtocol> = {
   '/v1/chat/completions': 'openai',
   '/v1/messages': 'anthropic',
   '/messages': 'anthropic',
+  '/v1/responses': 'responses',
+  '/responses': 'responses',
+}
+
+/** One wire format: how it renders replies, faults and errors. */
+interface Wire {
+  idPrefix: string
+  errorBody(status: number, message: string): unknown
+  json(reply: Reply, ctx: RenderContext): unknown
+  stream(reply: Reply, ctx: RenderContext): StreamPlan
+  fault(kind: FaultKind, text: string, reply: Reply, ctx: RenderContext): StreamPlan
+  streamError(status: number, message: string, reply: Reply, ctx: RenderContext): StreamPlan
+}
+
+const WIRES: Record<MockProtocol, Wire> = {
+  openai: {
+    idPrefix: 'chatcmpl-mock-', errorBody: openaiErrorBody, json: openaiJson, stream: openaiStream, fault: openaiFault,
+    streamError: (status, message, _reply, ctx) => openaiStreamError(status, message, ctx),
+  },
+  anthropic: {
+    idPrefix: 'msg_mock_', errorBody: anthropicErrorBody, json: anthropicJson, stream: anthropicStream, fault: anthropicFault,
+    streamError: anthropicStreamError,
+  },
+  responses: {
+    idPrefix: 'resp_mock_', errorBody: responsesErrorBody, json: responsesJson, stream: responsesStream, fault: responsesFault,
+    streamError: (status, message, _reply, ctx) => responsesStreamError(status, message, ctx),
+  },
 }
 
 const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'api-key'])
@@ -131,7 +160,7 @@ class MockModelServer {
     }
     this.requests.push({ protocol, path, headers: redactHeaders(req.headers), body, time: Date.now() })
     const n = this.requests.length
-    const errorBody = protocol === 'openai' ? openaiErrorBody : anthropicErrorBody
+    const errorBody = WIRES[protocol].errorBody
     if (typeof body !== 'object' || body === null) {
       this.fail(res, 400, `mock model: request #${n} body is not a JSON object`, errorBody)
       return
@@ -159,35 +188,31 @@ class MockModelServer {
 
   private async answer(protocol: MockProtocol, step: Step, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const streaming = body.stream === true
-    const n = ++this.responseCounter
+    const wire = WIRES[protocol]
     const ctx: RenderContext = {
-      id: protocol === 'openai' ? `chatcmpl-mock-${n}` : `msg_mock_${n}`,
+      id: `${wire.idPrefix}${++this.responseCounter}`,
       model: typeof body.model === 'string' ? body.model : 'mock-model',
       includeUsage: (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
     }
     if (isErrorStep(step)) {
       const { status, retryAfter, inStream } = step.error
       const message = step.error.message ?? `mock error ${status}`
-      if (inStream && streaming) {
-        const reply = normalizeReply({}, body, () => this.nextCallId())
-        return this.stream(res, protocol === 'openai' ? openaiStreamError(status, message, ctx) : anthropicStreamError(status, message, reply, ctx), 0)
-      }
+      if (inStream && streaming) return this.stream(res, wire.streamError(status, message, normalizeReply({}, body, () => this.nextCallId()), ctx), 0)
       const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }
-      sendJson(res, status, protocol === 'openai' ? openaiErrorBody(status, message) : anthropicErrorBody(status, message), headers)
+      sendJson(res, status, wire.errorBody(status, message), headers)
       return
     }
     if (isFaultStep(step)) {
       const reply = normalizeReply({}, body, () => this.nextCallId())
-      const text = step.text ?? DEFAULT_PARTIAL_TEXT
-      if (!streaming) return this.nonStreamFault(step.fault, res, protocol === 'openai' ? openaiJson(reply, ctx) : anthropicJson(reply, ctx))
-      return this.stream(res, protocol === 'openai' ? openaiFault(step.fault, text, reply, ctx) : anthropicFault(step.fault, text, reply, ctx), 0)
+      if (!streaming) return this.nonStreamFault(step.fault, res, wire.json(reply, ctx))
+      return this.stream(res, wire.fault(step.fault, step.text ?? DEFAULT_PARTIAL_TEXT, reply, ctx), 0)
     }
     const reply = normalizeReply(step, body, () => this.nextCallId())
     if (!streaming) {
-      sendJson(res, 200, protocol === 'openai' ? openaiJson(reply, ctx) : anthropicJson(reply, ctx))
+      sendJson(res, 200, wire.json(reply, ctx))
       return
     }
-    return this.stream(res, protocol === 'openai' ? openaiStream(reply, ctx) : anthropicStream(reply, ctx), step.delayMs ?? 0)
+    return this.stream(res, wire.stream(reply, ctx), step.delayMs ?? 0)
   }
 
   private nextCallId(): string {
