@@ -3,8 +3,8 @@ import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { collect, tempDir, waitForOutput } from './helpers/dsh.js'
-import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
-import { useDshWorld } from './helpers/world.js'
+import { readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { killMidTool, useDshWorld } from './helpers/world.js'
 
 // Headless as a thin adapter over the host (issue 9) and the headless items of issue 12
 // (1: shown means durable; 9: partial answer at max tokens, a gone workspace, the crash
@@ -51,15 +51,9 @@ describe('headless on the host', () => {
 
   it('a crash repair on resume prints a note', async () => {
     const marker = `sleep ${6000 + Math.floor(Math.random() * 999)}`
-    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: marker } }] }])
-    const child = world.spawn(['--profile', 'headless', 'start'])
-    const done = collect(child)
-    const stderr = await waitForOutput(child.stderr!, (t) => t.includes('→ bash'))
-    child.kill('SIGKILL')
-    await done
-    for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL')
+    const id = await killMidTool(world, marker)
     world.model.setScript([{ text: 'resumed' }])
-    const resumed = await world.headless(['--resume', sessionIdOf(stderr), 'go on'])
+    const resumed = await world.headless(['--resume', id, 'go on'])
     expect(resumed.code).toBe(0)
     expect(resumed.stderr).toMatch(/^note: closed what a crash left open: 1 tool call given an error result, the turn marked interrupted$/m)
   })

@@ -7,10 +7,10 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { collect, waitForOutput } from './helpers/dsh.js'
 import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
-import { useDshWorld } from './helpers/world.js'
+import { killMidTool, useDshWorld } from './helpers/world.js'
 
-// every request any dsh run of a test sent is what a stored session log derives (logsCheck)
-// the 401 test checks that this key is never printed
+// Every request any dsh run of a test sent is what a stored session log derives (logsCheck);
+// the 401 test checks that the API key is never printed.
 const world = useDshWorld({ logsCheck: true, apiKey: 'mock-key' })
 
 /** Every request the mock recorded equals header + derived history from the log on disk. */
@@ -133,15 +133,7 @@ describe('headless', () => {
 
   it('repairs a session killed with -9 mid-tool and continues it with --resume', async () => {
     const marker = `sleep ${5000 + Math.floor(Math.random() * 999)}`
-    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: marker } }] }])
-    const child = world.spawn(['--profile', 'headless', 'start'])
-    const done = collect(child)
-    const stderr = await waitForOutput(child.stderr!, (t) => t.includes('→ bash'))
-    const id = sessionIdOf(stderr)
-    await until(() => readSessionFile(world.home, id).events.some((e) => e.type === 'tool/call'))
-    child.kill('SIGKILL')
-    await done
-    for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL')
+    const id = await killMidTool(world, marker, (started) => until(() => readSessionFile(world.home, started).events.some((e) => e.type === 'tool/call')))
     world.model.setScript([{ text: 'continued after the crash' }])
     const resumed = await world.headless(['--resume', id, 'go on'])
     expect(resumed.code).toBe(0)

@@ -1,8 +1,8 @@
 import { startMockModel, type MockModel } from '@dsh/testkit'
 import type { ChildProcess } from 'node:child_process'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
-import { runDsh, spawnDsh, tempDir, type RunOptions, type RunResult } from './dsh.js'
-import { expectModelSawOnlyLogs } from './session-file.js'
+import { collect, runDsh, spawnDsh, tempDir, waitForOutput, type RunOptions, type RunResult } from './dsh.js'
+import { expectModelSawOnlyLogs, processesMatching, sessionIdOf } from './session-file.js'
 
 export interface WorldOptions {
   /**
@@ -77,4 +77,22 @@ export function useDshWorld(options: WorldOptions): DshWorld {
     spawn: (args, o = {}) => spawnDsh(args, withDefaults(o)),
   }
   return world
+}
+
+/**
+ * A crash mid-tool: `dsh --profile headless start` whose one bash call is `command` is
+ * killed with SIGKILL once it printed `→ bash` and `ready(id)` resolved; then what is left
+ * of the command (processes whose command line holds it) is killed too. Resolves with the
+ * session id.
+ */
+export async function killMidTool(world: DshWorld, command: string, ready: (id: string) => Promise<void> = async () => {}): Promise<string> {
+  world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command } }] }])
+  const child = world.spawn(['--profile', 'headless', 'start'])
+  const done = collect(child)
+  const id = sessionIdOf(await waitForOutput(child.stderr!, (t) => t.includes('→ bash')))
+  await ready(id)
+  child.kill('SIGKILL')
+  await done
+  for (const pid of processesMatching(command)) process.kill(pid, 'SIGKILL')
+  return id
 }
