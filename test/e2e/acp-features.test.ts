@@ -1,22 +1,14 @@
 // `dsh --profile acp`: MCP servers per session, auth methods (browser page, gateway),
 // slash commands, images, steering, modes and config options — against the built binary.
-import { type Script } from '@dsh/testkit'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from './helpers/dsh.js'
 import { processesMatching } from './helpers/session-file.js'
-import { acpEnv, type AcpProcess, rpcError, sessionUpdates, startAcp, until, useAcpSuite } from './helpers/acp.js'
+import { acpEnv, type AcpProcess, rpcError, sessionUpdates, until, useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
-
-function start(script: Script): AcpProcess {
-  suite.model.setScript(script)
-  const p = startAcp(suite.setup)
-  suite.running.push(p)
-  return p
-}
 
 const ask = (p: AcpProcess, sessionId: string, text: string) => p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
 const newSession = async (p: AcpProcess) => (await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })).sessionId
@@ -28,7 +20,7 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 describe('dsh --profile acp: MCP servers per session', () => {
   it('mounts stdio servers as mcp__<server>__<tool>; a broken one is a notice, never fatal', async () => {
     const fixture = join(ROOT, 'packages', 'mcp', 'test', 'fixtures', 'server.mjs')
-    const p = start([
+    const p = suite.start([
       { toolCalls: [{ id: 'm1', name: 'mcp__fx__echo', arguments: { text: 'over mcp' } }], expect: { toolsInclude: ['mcp__fx__echo', 'mcp__fx__add'] } },
       { text: 'done', expect: { lastToolResultIncludes: 'echo: over mcp' } },
     ])
@@ -51,7 +43,7 @@ describe('dsh --profile acp: MCP servers per session', () => {
     const server = spawn(process.execPath, [fixture, 'http'], { stdio: ['ignore', 'pipe', 'inherit'] })
     try {
       const port = await new Promise<number>((resolve) => server.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(Number(m[1])) }))
-      const p = start([
+      const p = suite.start([
         { toolCalls: [{ id: 'h1', name: 'mcp__web__add', arguments: { a: 2, b: 3 } }], expect: { toolsInclude: ['mcp__web__add'] } },
         { text: 'five', expect: { lastToolResultIncludes: '5' } },
         { text: 'no mcp here' },
@@ -73,7 +65,7 @@ describe('dsh --profile acp: MCP servers per session', () => {
 describe('dsh --profile acp: authentication', () => {
   it('browser: the key is posted to a one-time page on 127.0.0.1, never across ACP', async () => {
     suite.setup.env.DEEPSEEK_API_KEY = ''
-    const p = start([{ text: 'logged in' }])
+    const p = suite.start([{ text: 'logged in' }])
     let pageStatus = 0
     let url = ''
     p.elicit = async (request) => {
@@ -97,7 +89,7 @@ describe('dsh --profile acp: authentication', () => {
 
   it('browser: a declined page fails with auth_required', async () => {
     suite.setup.env.DEEPSEEK_API_KEY = ''
-    const p = start([])
+    const p = suite.start([])
     await p.initialize({ elicitation: { url: {} } })
     expect((await rpcError(p.agent.request('authenticate', { methodId: 'browser' }))).code).toBe(-32000)
     expect(existsSync(join(suite.setup.home, '.credentials.yaml'))).toBe(false)
@@ -105,7 +97,7 @@ describe('dsh --profile acp: authentication', () => {
 
   it('gateway (opt-in): a custom OpenAI-compatible endpoint with its headers', async () => {
     suite.setup.env.DEEPSEEK_API_KEY = ''
-    const p = start([{ text: 'via gateway' }])
+    const p = suite.start([{ text: 'via gateway' }])
     const init = await p.initialize({ auth: { _meta: { gateway: true } } })
     expect(init.authMethods?.map((m) => m.id)).toEqual(['api-key', 'gateway'])
     await p.agent.request('authenticate', { methodId: 'gateway', _meta: { gateway: { baseUrl: suite.model.url, headers: { 'X-Tenant': 'acme', Authorization: 'Bearer gw-key' }, model: 'gw-model' } } })
@@ -117,7 +109,7 @@ describe('dsh --profile acp: authentication', () => {
 
 describe('dsh --profile acp: prompt features', () => {
   it('slash commands run without a model turn and are listed', async () => {
-    const p = start([])
+    const p = suite.start([])
     await p.initialize()
     const sessionId = await newSession(p)
     await until(() => sessionUpdates(p, sessionId).some((u) => u.sessionUpdate === 'available_commands_update'), 5000, 'the command list')
@@ -134,7 +126,7 @@ describe('dsh --profile acp: prompt features', () => {
     const ws = join(suite.setup.cwd, '..', 'other-project')
     mkdirSync(join(ws, '.dsh', 'skills', 'release'), { recursive: true })
     writeFileSync(join(ws, '.dsh', 'skills', 'release', 'SKILL.md'), '---\nname: release\ndescription: Cut a release\n---\nTag it and write the changelog.\n')
-    const p = start([{ text: 'releasing', expect: { lastUserTextIncludes: 'Tag it and write the changelog.' } }])
+    const p = suite.start([{ text: 'releasing', expect: { lastUserTextIncludes: 'Tag it and write the changelog.' } }])
     await p.initialize()
     const sessionId = (await p.agent.request('session/new', { cwd: ws, mcpServers: [] })).sessionId
     const named = () => sessionUpdates(p, sessionId).filter((u) => u.sessionUpdate === 'available_commands_update')
@@ -147,7 +139,7 @@ describe('dsh --profile acp: prompt features', () => {
 
   it('closing a session stops its background jobs', async () => {
     const marker = `sleep ${6000 + Math.floor(Math.random() * 999)}`
-    const p = start([{ toolCalls: [{ name: 'bash', arguments: { command: marker, run_in_background: true } }] }, { text: 'started' }])
+    const p = suite.start([{ toolCalls: [{ name: 'bash', arguments: { command: marker, run_in_background: true } }] }, { text: 'started' }])
     await p.initialize()
     const sessionId = await newSession(p)
     expect(await ask(p, sessionId, 'start a job')).toMatchObject({ stopReason: 'end_turn' })
@@ -158,7 +150,7 @@ describe('dsh --profile acp: prompt features', () => {
 
   it('images are validated and reach a vision model; a text-only model or a wrong type is -32602 before any request', async () => {
     suite.setup = acpEnv(suite.model.url, { OPENAI_API_KEY: 'mock', OPENAI_BASE_URL: suite.model.url })
-    const p = start([{ text: 'a pixel' }])
+    const p = suite.start([{ text: 'a pixel' }])
     await p.initialize()
     const sessionId = await newSession(p)
     const textOnly = await rpcError(p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'image', mimeType: 'image/png', data: PNG }] }))
@@ -174,7 +166,7 @@ describe('dsh --profile acp: prompt features', () => {
   })
 
   it('steering injects into the running turn; when idle a prompt is required', async () => {
-    const p = start([
+    const p = suite.start([
       { toolCalls: [{ id: 'st1', name: 'bash', arguments: { command: 'sleep 0.5' } }] },
       { text: 'took it into account', expect: { lastUserTextIncludes: 'also check the README' } },
     ])
@@ -189,7 +181,7 @@ describe('dsh --profile acp: prompt features', () => {
   })
 
   it('modes are the permission presets: read-only stops a workspace write; config options pick the model', async () => {
-    const p = start([
+    const p = suite.start([
       { toolCalls: [{ id: 'ro1', name: 'bash', arguments: { command: 'echo x > written.txt' } }] },
       { text: 'could not', expect: { model: 'deepseek-reasoner' } },
     ])
@@ -209,7 +201,7 @@ describe('dsh --profile acp: prompt features', () => {
   })
 
   it('the agent preset option narrows the tool set before the first turn, and is locked after it', async () => {
-    const p = start([{ text: 'read only', expect: { toolsInclude: ['read', 'grep'] } }])
+    const p = suite.start([{ text: 'read only', expect: { toolsInclude: ['read', 'grep'] } }])
     await p.initialize()
     const created = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
     expect(created.configOptions?.map((o) => o.id)).toEqual(['mode', 'model', 'reasoning_effort', 'agent'])
@@ -224,7 +216,7 @@ describe('dsh --profile acp: prompt features', () => {
   it('additional directories are writable under workspace-write', async () => {
     const extra = join(suite.setup.home, '..', 'extra')
     mkdirSync(extra)
-    const p = start([{ toolCalls: [{ id: 'ad1', name: 'bash', arguments: { command: `echo ok > ${extra}/from-acp.txt` } }] }, { text: 'written' }])
+    const p = suite.start([{ toolCalls: [{ id: 'ad1', name: 'bash', arguments: { command: `echo ok > ${extra}/from-acp.txt` } }] }, { text: 'written' }])
     await p.initialize()
     const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [], additionalDirectories: [extra] })
     expect(await ask(p, sessionId, 'write there')).toMatchObject({ stopReason: 'end_turn' })
@@ -234,7 +226,7 @@ describe('dsh --profile acp: prompt features', () => {
 
   it('DSH_ACP_DEBUG=1 logs frames on stderr; stdout stays frames only', async () => {
     suite.setup.env.DSH_ACP_DEBUG = '1'
-    const p = start([])
+    const p = suite.start([])
     await p.initialize()
     await newSession(p)
     await until(() => p.stderr().includes('[acp] <- session/new'), 5000, 'the frame log')

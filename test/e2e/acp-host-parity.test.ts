@@ -5,16 +5,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runDsh } from './helpers/dsh.js'
-import { rpcError, startAcp, storedSessions, useAcpSuite, type AcpProcess } from './helpers/acp.js'
+import { rpcError, storedSessions, useAcpSuite } from './helpers/acp.js'
 import { readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 const suite = useAcpSuite()
-
-function acp(): AcpProcess {
-  const p = startAcp(suite.setup)
-  suite.running.push(p)
-  return p
-}
 
 const headless = (args: string[], cwd = suite.setup.cwd) => runDsh(['--profile', 'headless', ...args], { cwd, env: suite.setup.env })
 const settings = (text: string) => writeFileSync(join(suite.setup.home, 'settings.yaml'), text)
@@ -31,7 +25,7 @@ describe('headless and ACP share the host\'s defaults and refusals', () => {
     expect(modelOf(0)).toBe('deepseek-reasoner')
     expect(modeOf(suite.setup.home, id)).toEqual(['read-only'])
 
-    const p = acp()
+    const p = suite.start()
     await p.initialize()
     const loaded = await p.agent.request('session/load', { sessionId: id, cwd: suite.setup.cwd, mcpServers: [] })
     expect(loaded.modes?.currentModeId).toBe('read-only')
@@ -54,7 +48,7 @@ describe('headless and ACP share the host\'s defaults and refusals', () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('UNSAFE_WORKSPACE: the workspace is "/"')
 
-    const p = acp()
+    const p = suite.start()
     await p.initialize()
     const error = await rpcError(p.agent.request('session/new', { cwd: '/', mcpServers: [] }))
     expect(error.message).toContain('UNSAFE_WORKSPACE: the workspace is "/"')

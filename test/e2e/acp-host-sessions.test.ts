@@ -5,16 +5,10 @@
 // headless one gets.
 import { describe, expect, it } from 'vitest'
 import { runDsh } from './helpers/dsh.js'
-import { startAcp, useAcpSuite, type AcpProcess } from './helpers/acp.js'
+import { useAcpSuite, type AcpProcess } from './helpers/acp.js'
 import { readSessionFile, sessionIdOf } from './helpers/session-file.js'
 
 const suite = useAcpSuite()
-
-function acp(): AcpProcess {
-  const p = startAcp(suite.setup)
-  suite.running.push(p)
-  return p
-}
 
 const ask = (p: AcpProcess, sessionId: string, text: string) => p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
 const toolNames = (i: number) => ((suite.model.requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name)
@@ -32,7 +26,7 @@ describe('ACP sessions on the host', () => {
       { toolCalls: [{ id: 'q1', name: 'question', arguments: question }] },
       { text: 'Postgres it is', expect: { lastToolResultIncludes: 'Postgres' } },
     ])
-    const p = acp()
+    const p = suite.start()
     p.answer = (request) => {
       const chosen = request.options.find((o) => o.name === 'Postgres')
       return { outcome: { outcome: 'selected', optionId: chosen!.optionId } }
@@ -65,7 +59,7 @@ describe('ACP sessions on the host', () => {
       { toolCalls: [{ id: 'q2', name: 'question', arguments: question }] },
       { text: 'I will decide myself', expect: { lastToolResultIncludes: 'did not answer' } },
     ])
-    const p = acp()
+    const p = suite.start()
     p.answer = () => ({ outcome: { outcome: 'cancelled' } })
     await p.initialize()
     const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
@@ -82,7 +76,7 @@ describe('ACP sessions on the host', () => {
     expect(run.code).toBe(0)
     const headlessId = sessionIdOf(run.stderr)
 
-    const p = acp()
+    const p = suite.start()
     await p.initialize()
     const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
     expect(await ask(p, sessionId, 'editor task')).toMatchObject({ stopReason: 'end_turn' })

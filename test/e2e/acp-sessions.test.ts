@@ -1,7 +1,6 @@
 // `dsh --profile acp` sessions across processes (load after a restart, list, resume, fork,
 // the cross-process lock), the standalone `dsh-acp` bin and its login, auth methods,
 // slash commands, MCP servers per session, images and steering.
-import { type Script } from '@dsh/testkit'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -9,16 +8,9 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cleanEnv, DSH_BIN } from './helpers/dsh.js'
 import { readSessionFile } from './helpers/session-file.js'
-import { type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, startAcp, until, useAcpSuite } from './helpers/acp.js'
+import { type AcpProcess, DSH_ACP_BIN, rpcError, sessionUpdates, until, useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
-
-function start(script?: Script, args?: string[], bin?: string[]): AcpProcess {
-  if (script) suite.model.setScript(script)
-  const p = startAcp(suite.setup, args, bin)
-  suite.running.push(p)
-  return p
-}
 
 const ask = (p: AcpProcess, sessionId: string, text: string) => p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
 const newSession = async (p: AcpProcess) => (await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })).sessionId
@@ -26,7 +18,7 @@ const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest
 
 describe('dsh --profile acp: sessions across processes', () => {
   it('load after a process restart replays the whole history before the reply', async () => {
-    const a = start([
+    const a = suite.start([
       { reasoning: 'I should look', toolCalls: [{ id: 'r1', name: 'bash', arguments: { command: "printf 'x\\ny\\n'", description: 'Show two lines' } }] },
       { toolCalls: [{ id: 'r2', name: 'todo_write', arguments: { todos: [{ content: 'Read the files', status: 'completed' }, { content: 'Report', status: 'in_progress' }] } }] },
       { text: 'Two lines: x and y.' },
@@ -36,7 +28,7 @@ describe('dsh --profile acp: sessions across processes', () => {
     await ask(a, sessionId, 'what is there?')
     expect(await a.end()).toEqual({ code: 0, signal: null })
 
-    const b = start()
+    const b = suite.start()
     await b.initialize({ _meta: { terminal_output: true } })
     const loaded = b.agent.request('session/load', { sessionId, cwd: suite.setup.cwd, mcpServers: [] })
     let atReply = -1
@@ -70,7 +62,7 @@ describe('dsh --profile acp: sessions across processes', () => {
   it('list (cwd filter, paging, titles, updatedAt), resume without replay, fork whole and cut', async () => {
     const patch = join(suite.setup.home, 'page.yml')
     spawnSync('sh', ['-c', `printf '%s\\n' '- id: acp-server' '  config: {pageSize: 1}' > ${patch}`])
-    const a = start([{ text: 'answer one' }, { text: 'answer two' }, { text: 'answer three' }], ['--profile', 'acp', '--patch', patch])
+    const a = suite.start([{ text: 'answer one' }, { text: 'answer two' }, { text: 'answer three' }], ['--profile', 'acp', '--patch', patch])
     await a.initialize()
     const first = await newSession(a)
     await ask(a, first, 'first question')
@@ -95,7 +87,7 @@ describe('dsh --profile acp: sessions across processes', () => {
     }
     await a.end()
 
-    const b = start()
+    const b = suite.start()
     await b.initialize()
     const texts = async (id: string) => {
       const count = b.updates.length
@@ -112,11 +104,11 @@ describe('dsh --profile acp: sessions across processes', () => {
   })
 
   it('a session another process writes cannot be loaded; it can once that process closed it', async () => {
-    const a = start([{ text: 'hello' }, { text: 'from b' }])
+    const a = suite.start([{ text: 'hello' }, { text: 'from b' }])
     await a.initialize()
     const sessionId = await newSession(a)
     await ask(a, sessionId, 'hi')
-    const b = start()
+    const b = suite.start()
     await b.initialize()
     const error = await rpcError(b.agent.request('session/load', { sessionId, cwd: suite.setup.cwd, mcpServers: [] }))
     expect(error).toMatchObject({ code: -32603, message: expect.stringContaining('SESSION_LOCKED'), data: { code: 'SESSION_LOCKED' } })
@@ -129,7 +121,7 @@ describe('dsh --profile acp: sessions across processes', () => {
 
 describe('dsh-acp and login', () => {
   it('an edit of the shared home patch does not cut off a connected editor: it is reported, not applied', async () => {
-    const p = start([{ text: 'before' }, { text: 'after the edit' }])
+    const p = suite.start([{ text: 'before' }, { text: 'after the edit' }])
     await p.initialize()
     const sessionId = await newSession(p)
     expect(await ask(p, sessionId, 'one')).toMatchObject({ stopReason: 'end_turn' })
@@ -140,7 +132,7 @@ describe('dsh-acp and login', () => {
   })
 
   it('the standalone bin serves the same composition', async () => {
-    const p = start([{ text: 'standalone' }], [], [process.execPath, DSH_ACP_BIN])
+    const p = suite.start([{ text: 'standalone' }], [], [process.execPath, DSH_ACP_BIN])
     const init = await p.initialize()
     expect(init.agentInfo).toMatchObject({ name: 'dsh' })
     const sessionId = await newSession(p)

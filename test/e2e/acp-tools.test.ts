@@ -1,20 +1,12 @@
 // Real built-in tools through `dsh --profile acp` (built): what an editor's cards show for
 // a write over an existing file (live and on load) and for a sandboxed command killed by
 // a signal.
-import { type Script } from '@dsh/testkit'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type AcpProcess, sessionUpdates, startAcp, useAcpSuite } from './helpers/acp.js'
+import { type AcpProcess, sessionUpdates, useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
-
-function start(script: Script): AcpProcess {
-  suite.model.setScript(script)
-  const p = startAcp(suite.setup)
-  suite.running.push(p)
-  return p
-}
 
 const finalOf = (p: AcpProcess, sessionId: string, callId: string) => sessionUpdates(p, sessionId)
   .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === callId).at(-1) as Record<string, unknown> | undefined
@@ -23,7 +15,7 @@ describe('dsh --profile acp: built-in tool cards', () => {
   it('write over an existing file sends the replaced content as oldText, live and on load', async () => {
     const file = join(suite.setup.cwd, 'notes.txt')
     writeFileSync(file, 'old line\n')
-    const p = start([
+    const p = suite.start([
       { toolCalls: [{ id: 'r1', name: 'read', arguments: { path: 'notes.txt' } }] },
       { toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'notes.txt', content: 'new line\n' } }] },
       { text: 'rewritten' },
@@ -43,7 +35,7 @@ describe('dsh --profile acp: built-in tool cards', () => {
   })
 
   it('a sandboxed command killed by a signal shows the signal, not exit 143', async () => {
-    const p = start([{ toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo before; kill -TERM $$' } }] }, { text: 'done' }])
+    const p = suite.start([{ toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo before; kill -TERM $$' } }] }, { text: 'done' }])
     await p.initialize({ _meta: { terminal_output: true } })
     const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] })
     await p.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] })

@@ -6,16 +6,9 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from './helpers/dsh.js'
-import { type AcpProcess, processesWith, rpcError, sessionUpdates, startAcp, until, useAcpSuite } from './helpers/acp.js'
+import { type AcpProcess, processesWith, rpcError, sessionUpdates, until, useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
-
-function start(script: Script, args?: string[]): AcpProcess {
-  suite.model.setScript(script)
-  const p = startAcp(suite.setup, args)
-  suite.running.push(p)
-  return p
-}
 
 async function session(p: AcpProcess, caps: Parameters<AcpProcess['initialize']>[0] = {}): Promise<string> {
   await p.initialize(caps)
@@ -29,7 +22,7 @@ const metaOf = (u: object) => ((u as { _meta?: Meta })._meta ?? {})
 
 describe('dsh --profile acp: initialize and prompt turns', () => {
   it('initialize is honest; text streams with a stable message id; stdout carries frames only', async () => {
-    const p = start([{ reasoning: 'thinking it over', text: 'Hello from the mock model', chunkSize: 4 }])
+    const p = suite.start([{ reasoning: 'thinking it over', text: 'Hello from the mock model', chunkSize: 4 }])
     const init = await p.initialize({ auth: { terminal: true }, elicitation: { url: {} } })
     expect(init.agentInfo).toMatchObject({ name: 'dsh' })
     expect(init.agentCapabilities?.loadSession).toBe(true)
@@ -48,7 +41,7 @@ describe('dsh --profile acp: initialize and prompt turns', () => {
   })
 
   it('terminal cards with the capability: a real bash call', async () => {
-    const p = start([{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n' > made.txt; cat made.txt; exit 3", description: 'Write and show a file' } }] }, { text: 'done' }])
+    const p = suite.start([{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n' > made.txt; cat made.txt; exit 3", description: 'Write and show a file' } }] }, { text: 'done' }])
     const sessionId = await session(p, { _meta: { terminal_output: true } })
     expect(await ask(p, sessionId, 'run it')).toMatchObject({ stopReason: 'end_turn' })
     expect(readFileSync(join(suite.setup.cwd, 'made.txt'), 'utf8')).toBe('one\ntwo\n')
@@ -75,7 +68,7 @@ describe('dsh --profile acp: initialize and prompt turns', () => {
   })
 
   it('the console fallback without the capability', async () => {
-    const p = start([{ toolCalls: [{ id: 'b2', name: 'bash', arguments: { command: 'echo fallback', description: 'Say it' } }] }, { text: 'done' }])
+    const p = suite.start([{ toolCalls: [{ id: 'b2', name: 'bash', arguments: { command: 'echo fallback', description: 'Say it' } }] }, { text: 'done' }])
     const sessionId = await session(p)
     await ask(p, sessionId, 'run it')
     const updates = tools(p, sessionId)
@@ -99,7 +92,7 @@ describe('dsh --profile acp: permission requests on an escalated bash', () => {
 
   it('the sandbox denies, the escalation asks with what will run; allow once writes the file', async () => {
     const target = join(outside(), 'report.txt')
-    const p = start(escalation(target))
+    const p = suite.start(escalation(target))
     const sessionId = await session(p)
     expect(await ask(p, sessionId, 'write the report')).toMatchObject({ stopReason: 'end_turn' })
     const first = tools(p, sessionId).filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'w1').at(-1)
@@ -122,7 +115,7 @@ describe('dsh --profile acp: permission requests on an escalated bash', () => {
 
   it('a subagent\'s escalation is asked in the parent session, on the task call the editor shows', async () => {
     const target = join(outside(), 'child.txt')
-    const p = start([
+    const p = suite.start([
       { toolCalls: [{ id: 't1', name: 'task', arguments: { description: 'write the child report', prompt: 'Write the report.' } }] },
       { toolCalls: [{ id: 'c1', name: 'bash', arguments: { command: `echo child > ${target}`, escalate: true, justification: 'the report lives outside' } }] },
       { text: 'child wrote it' },
@@ -137,7 +130,7 @@ describe('dsh --profile acp: permission requests on an escalated bash', () => {
 
   it('reject leaves the world untouched and the turn goes on', async () => {
     const target = join(outside(), 'report.txt')
-    const p = start(escalation(target))
+    const p = suite.start(escalation(target))
     p.answer = () => ({ outcome: { outcome: 'selected', optionId: 'reject' } })
     const sessionId = await session(p)
     expect(await ask(p, sessionId, 'write the report')).toMatchObject({ stopReason: 'end_turn' })
@@ -147,7 +140,7 @@ describe('dsh --profile acp: permission requests on an escalated bash', () => {
 
   it('a cancelled permission request cancels the call, not the session', async () => {
     const target = join(outside(), 'report.txt')
-    const p = start([...escalation(target), { text: 'still here' }])
+    const p = suite.start([...escalation(target), { text: 'still here' }])
     p.answer = () => ({ outcome: { outcome: 'cancelled' } })
     const sessionId = await session(p)
     expect(await ask(p, sessionId, 'write the report')).toMatchObject({ stopReason: 'end_turn' })
@@ -164,7 +157,7 @@ describe('dsh --profile acp: cancel races', () => {
   }
 
   it('before the first chunk: cancelled, no update after the reply, usable afterwards', async () => {
-    const p = start([{ fault: 'stall', text: '' }, { text: 'back again' }])
+    const p = suite.start([{ fault: 'stall', text: '' }, { text: 'back again' }])
     const sessionId = await session(p)
     const turn = ask(p, sessionId, 'hang')
     await until(() => suite.model.requests.length === 1, 15_000, 'the model request')
@@ -176,7 +169,7 @@ describe('dsh --profile acp: cancel races', () => {
 
   it('during a running command: the process is gone when the prompt answers', async () => {
     const marker = `31.${process.pid}`
-    const p = start([{ toolCalls: [{ id: 's1', name: 'bash', arguments: { command: `echo started; sleep ${marker}` } }] }, { text: 'after' }])
+    const p = suite.start([{ toolCalls: [{ id: 's1', name: 'bash', arguments: { command: `echo started; sleep ${marker}` } }] }, { text: 'after' }])
     const sessionId = await session(p, { _meta: { terminal_output: true } })
     const turn = ask(p, sessionId, 'sleep')
     await until(() => processesWith(marker, 'sleep').length > 0, 15_000, 'the sleep process')
@@ -190,7 +183,7 @@ describe('dsh --profile acp: cancel races', () => {
 
   it('during a permission request: the request is cancelled on the wire and nothing runs', async () => {
     const target = join(tempDir('dsh-acp-outside-'), 'never.txt')
-    const p = start([{ toolCalls: [{ id: 'e1', name: 'bash', arguments: { command: `echo x > ${target}`, escalate: true, justification: 'test' } }] }])
+    const p = suite.start([{ toolCalls: [{ id: 'e1', name: 'bash', arguments: { command: `echo x > ${target}`, escalate: true, justification: 'test' } }] }])
     let cancelledOnWire = false
     p.answer = (_request, signal) => new Promise((resolve) => {
       signal.addEventListener('abort', () => { cancelledOnWire = true; resolve({ outcome: { outcome: 'cancelled' } }) }, { once: true })
@@ -208,7 +201,7 @@ describe('dsh --profile acp: cancel races', () => {
 
 describe('dsh --profile acp: robustness', () => {
   it('a malformed line gets -32700 and the connection keeps serving', async () => {
-    const p = start([])
+    const p = suite.start([])
     await p.initialize()
     p.writeRaw('{this is not json\n')
     await until(() => p.frames.some((f) => (f as { error?: { code: number } }).error?.code === -32700), 5000, 'the parse error')
@@ -218,7 +211,7 @@ describe('dsh --profile acp: robustness', () => {
   })
 
   it('unknown session -32002 naming it; relative cwd and unsupported content -32602 before anything runs', async () => {
-    const p = start([])
+    const p = suite.start([])
     const sessionId = await session(p)
     expect(await rpcError(ask(p, 'no-such-session', 'hi'))).toMatchObject({ code: -32002, data: { sessionId: 'no-such-session' }, message: expect.stringContaining('no-such-session') })
     expect((await rpcError(p.agent.request('session/new', { cwd: 'relative', mcpServers: [] }))).code).toBe(-32602)
@@ -228,7 +221,7 @@ describe('dsh --profile acp: robustness', () => {
 
   it('a missing key fails session/new with -32000 and the auth methods', async () => {
     suite.setup.env.DEEPSEEK_API_KEY = ''
-    const p = start([])
+    const p = suite.start([])
     await p.initialize({ auth: { terminal: true } })
     const error = await rpcError(p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [] }))
     expect(error).toMatchObject({ code: -32000, data: { authMethods: [expect.objectContaining({ id: 'api-key' }), expect.objectContaining({ id: 'terminal' })] } })
@@ -239,7 +232,7 @@ describe('dsh --profile acp: robustness', () => {
 
   it('stdin EOF during a running command: exit 0 within 2 s, no process left behind', async () => {
     const marker = `32.${process.pid}`
-    const p = start([{ toolCalls: [{ id: 'z1', name: 'bash', arguments: { command: `sleep ${marker}` } }] }])
+    const p = suite.start([{ toolCalls: [{ id: 'z1', name: 'bash', arguments: { command: `sleep ${marker}` } }] }])
     const sessionId = await session(p)
     void ask(p, sessionId, 'sleep').catch(() => undefined)
     await until(() => processesWith(`sleep ${marker}`).length > 0, 15_000, 'the sleep process')

@@ -1,17 +1,15 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type Script } from '@dsh/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CAN_RUN_SSHD, keygen, processesOf, startSshd, type Sshd } from '../../packages/world-ssh/test/sshd.js'
-import { collect, runDsh, spawnDsh, tempDir } from './helpers/dsh.js'
+import { collect, tempDir } from './helpers/dsh.js'
+import { useDshWorld } from './helpers/world.js'
 
-let model: MockModel
-let home: string
-let dir: string
-
-const env = () => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' })
-const batch = (args: string[]) => runDsh(['batch', ...args], { cwd: dir, env: env() })
+// the workspace is the directory dsh batch runs in (the task list, the results, local task folders)
+const world = useDshWorld({ logsCheck: false })
+const batch = (args: string[]) => world.run(['batch', ...args])
 const tasksOf = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}${i}`, prompt: `task ${i}` })).join('\n') + '\n'
 /** Per task: one bash call writing marker.txt in its workspace, then an answer (steps interleave across tasks). */
 const scriptFor = (n: number): Script => Array.from({ length: n }, () => [
@@ -19,76 +17,67 @@ const scriptFor = (n: number): Script => Array.from({ length: n }, () => [
 ]).flat() as Script
 const resultsOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>).filter((r) => r.id)
 
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model.close() })
-beforeEach(() => {
-  home = tempDir('dsh-home-')
-  dir = tempDir('dsh-batch-')
-  model.setScript([])
-  model.requests.length = 0
-})
-
 describe('dsh batch (local worlds)', () => {
   it('runs every task in its own directory, appends results, and a re-run does nothing', async () => {
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(3))
-    model.setScript(scriptFor(3))
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(3))
+    world.model.setScript(scriptFor(3))
     const first = await batch(['tasks.jsonl', '--parallel', '3'])
     expect(first.stderr).toContain('batch: all task(s) completed')
     expect(first.code).toBe(0)
-    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const results = resultsOf(join(world.workspace, 'tasks.results.jsonl'))
     expect(results.map((r) => r.id).sort()).toEqual(['t0', 't1', 't2'])
     for (const r of results) expect(r).toMatchObject({ reason: 'completed', text: 'done', host: null, sessionId: expect.any(String), wallMs: expect.any(Number) })
-    expect(readdirSync(dir).sort()).toEqual(['t0', 't1', 't2', 'tasks.jsonl', 'tasks.results.jsonl'])
-    const requests = model.requests.length
+    expect(readdirSync(world.workspace).sort()).toEqual(['t0', 't1', 't2', 'tasks.jsonl', 'tasks.results.jsonl'])
+    const requests = world.model.requests.length
     const again = await batch(['tasks.jsonl'])
     expect(again.code).toBe(0)
     expect(again.stderr).toContain('3 task(s) already completed')
-    expect(model.requests.length).toBe(requests)
+    expect(world.model.requests.length).toBe(requests)
   })
 
   it('bad input: an invalid line or a duplicate id is named by line, and nothing starts without --keep-going', async () => {
-    writeFileSync(join(dir, 'tasks.jsonl'), '{"id":"a","prompt":"x"}\n{"id":"b"}\nnot json\n{"id":"a","prompt":"y"}\n')
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), '{"id":"a","prompt":"x"}\n{"id":"b"}\nnot json\n{"id":"a","prompt":"y"}\n')
     const r = await batch(['tasks.jsonl'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('line 2: prompt')
     expect(r.stderr).toContain('line 3: not JSON')
     expect(r.stderr).toContain('line 4: duplicate task id "a" (first on line 1)')
     expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/)
-    expect(existsSync(join(dir, 'tasks.results.jsonl'))).toBe(false)
-    expect(model.requests).toHaveLength(0)
-    model.setScript([{ text: 'done' }])
+    expect(existsSync(join(world.workspace, 'tasks.results.jsonl'))).toBe(false)
+    expect(world.model.requests).toHaveLength(0)
+    world.model.setScript([{ text: 'done' }])
     const kept = await batch(['tasks.jsonl', '--keep-going'])
     expect(kept.code).toBe(1) // the bad lines did not complete
-    expect(resultsOf(join(dir, 'tasks.results.jsonl')).map((x) => [x.id, x.reason])).toEqual([['a', 'completed']])
+    expect(resultsOf(join(world.workspace, 'tasks.results.jsonl')).map((x) => [x.id, x.reason])).toEqual([['a', 'completed']])
   })
 
   it('a task whose workspace is absolute or climbs out of the current directory is refused before anything starts', async () => {
-    const climb = `../${basename(dir)}-climbed`
+    const climb = `../${basename(world.workspace)}-climbed`
     const cases: [{ id: string; prompt: string; workspace: string }, string][] = [
       [{ id: 'a', prompt: 'p', workspace: '/etc' }, 'workspace must be a relative path under the current directory, got "/etc"'],
       [{ id: 'b', prompt: 'p', workspace: climb }, `workspace must be a relative path under the current directory, got "${climb}"`],
     ]
     for (const [line, shown] of cases) {
-      writeFileSync(join(dir, 'tasks.jsonl'), JSON.stringify(line) + '\n')
+      writeFileSync(join(world.workspace, 'tasks.jsonl'), JSON.stringify(line) + '\n')
       const run = await batch(['tasks.jsonl'])
       expect(run.stderr).toContain(`BATCH_TASKS: task ${line.id}: ${shown}`)
       expect(run.code).toBe(2)
     }
-    expect(model.requests).toHaveLength(0)
-    expect(existsSync(join(dir, climb))).toBe(false)
+    expect(world.model.requests).toHaveLength(0)
+    expect(existsSync(join(world.workspace, climb))).toBe(false)
   })
 
   it('a results file of another task list is refused; an invalid HOSTS.yaml names the entry', async () => {
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(1))
-    writeFileSync(join(dir, 'other.results.jsonl'), '{"batch":{"digest":"0123456789abcdef","tasks":5}}\n')
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(1))
+    writeFileSync(join(world.workspace, 'other.results.jsonl'), '{"batch":{"digest":"0123456789abcdef","tasks":5}}\n')
     const r = await batch(['tasks.jsonl', '--out', 'other.results.jsonl'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('BATCH_RESULTS_MISMATCH')
-    writeFileSync(join(dir, 'hosts.yaml'), '- url: ssh://u@127.0.0.1/srv\n- {url: "ssh://u@h/r", slots: 0}\n')
+    writeFileSync(join(world.workspace, 'hosts.yaml'), '- url: ssh://u@127.0.0.1/srv\n- {url: "ssh://u@h/r", slots: 0}\n')
     const h = await batch(['tasks.jsonl', '--hosts', 'hosts.yaml'])
     expect(h.code).toBe(2)
     expect(h.stderr).toMatch(/BATCH_HOSTS: hosts\.yaml: host 2: slots/)
-    expect(model.requests).toHaveLength(0)
+    expect(world.model.requests).toHaveLength(0)
   })
 })
 
@@ -107,13 +96,13 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
 
   it('32 tasks over 4 hosts complete with per-task results on the right host, and a re-run does nothing', async () => {
     const roots = [0, 1, 2, 3].map(rootOf)
-    writeFileSync(join(dir, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n  slots: 2\n`).join(''))
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(32))
-    model.setScript(scriptFor(32))
+    writeFileSync(join(world.workspace, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n  slots: 2\n`).join(''))
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(32))
+    world.model.setScript(scriptFor(32))
     const r = await batch(['tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '8', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     expect(r.stderr).toContain('batch: all task(s) completed')
     expect(r.code).toBe(0)
-    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const results = resultsOf(join(world.workspace, 'tasks.results.jsonl'))
     expect(results).toHaveLength(32)
     expect(new Set(results.map((x) => x.id)).size).toBe(32)
     const byHost = new Map<string, number>()
@@ -133,11 +122,11 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
       }
     }
     expect(markers).toBeGreaterThan(0)
-    expect(existsSync(join(dir, 't0'))).toBe(false)
-    const requests = model.requests.length
+    expect(existsSync(join(world.workspace, 't0'))).toBe(false)
+    const requests = world.model.requests.length
     const again = await batch(['tasks.jsonl', '--hosts', 'hosts.yaml', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     expect(again.code).toBe(0)
-    expect(model.requests.length).toBe(requests)
+    expect(world.model.requests.length).toBe(requests)
   })
 
   it('a host whose key changed fails its task with a typed reason and leaves the pool; the rest complete', async () => {
@@ -145,14 +134,14 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
     const other = join(tempDir('dsh-key-'), 'k')
     keygen(other)
     const pub = readFileSync(`${other}.pub`, 'utf8').trim().split(/\s+/)
-    const badKnown = join(dir, 'bad_known_hosts')
+    const badKnown = join(world.workspace, 'bad_known_hosts')
     writeFileSync(badKnown, `[127.0.0.1]:${sshd.port} ${pub[0]} ${pub[1]}\n`)
-    writeFileSync(join(dir, 'hosts.yaml'), `- url: ${sshd.url(sshd.users[0]!, roots[0]!)}\n  knownHosts: ${badKnown}\n- url: ${sshd.url(sshd.users[1]!, roots[1]!)}\n`)
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(4))
-    model.setScript(scriptFor(4))
+    writeFileSync(join(world.workspace, 'hosts.yaml'), `- url: ${sshd.url(sshd.users[0]!, roots[0]!)}\n  knownHosts: ${badKnown}\n- url: ${sshd.url(sshd.users[1]!, roots[1]!)}\n`)
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(4))
+    world.model.setScript(scriptFor(4))
     const r = await batch(['tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     expect(r.code).toBe(1)
-    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const results = resultsOf(join(world.workspace, 'tasks.results.jsonl'))
     const failed = results.filter((x) => x.reason !== 'completed')
     expect(failed).toHaveLength(1)
     expect(failed[0]).toMatchObject({ reason: 'host-failed', error: { code: 'WORLD_HOST_KEY_MISMATCH' } })
@@ -162,15 +151,15 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
 
   it('a host whose connection drops mid-task fails that task and leaves the pool; its remote process is reaped', async () => {
     const roots = [0, 1].map(rootOf)
-    writeFileSync(join(dir, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(3, 'd'))
+    writeFileSync(join(world.workspace, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(3, 'd'))
     // on the host that will drop, the command outlives the test unless it is reaped
     const command = `case $(id -un) in ${sshd.users[0]!.name}) sleep 44.5;; *) sleep 4.5;; esac`
-    model.setScript([
+    world.model.setScript([
       { toolCalls: [{ name: 'bash', arguments: { command } }] }, { toolCalls: [{ name: 'bash', arguments: { command } }] },
       { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' },
     ])
-    const child = spawnDsh(['batch', 'tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts], { cwd: dir, env: env() })
+    const child = world.spawn(['batch', 'tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     const done = collect(child)
     const sleepingOn = (i: number) => processesOf(sshd.users[i]!.uid).filter((p) => p.cmd === (i === 0 ? 'sleep 44.5' : 'sleep 4.5')).length
     for (let i = 0; i < 500 && (sleepingOn(0) < 1 || sleepingOn(1) < 1); i++) await new Promise((r) => setTimeout(r, 20))
@@ -178,7 +167,7 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
     for (const pid of sshd.sessionPids(sshd.users[0]!)) process.kill(pid, 'SIGKILL')
     const r = await done
     expect(r.code).toBe(1)
-    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const results = resultsOf(join(world.workspace, 'tasks.results.jsonl'))
     const failed = results.filter((x) => x.reason !== 'completed')
     expect(failed).toHaveLength(1)
     expect(failed[0]).toMatchObject({ reason: 'host-failed', host: sshd.url(sshd.users[0]!, roots[0]!), error: { code: 'WORLD_CONNECTION_LOST' } })
@@ -190,12 +179,12 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
 
   it('Ctrl-C cancels every running task, kills their remote processes, and the next run resumes them', async () => {
     const roots = [0, 1].map(rootOf)
-    writeFileSync(join(dir, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))
-    writeFileSync(join(dir, 'tasks.jsonl'), tasksOf(2, 'c'))
-    model.setScript([
+    writeFileSync(join(world.workspace, 'hosts.yaml'), roots.map((r, i) => `- url: ${sshd.url(sshd.users[i]!, r)}\n`).join(''))
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(2, 'c'))
+    world.model.setScript([
       { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 43.5' } }] }, { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 43.5' } }] },
     ])
-    const child = spawnDsh(['batch', 'tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts], { cwd: dir, env: env() })
+    const child = world.spawn(['batch', 'tasks.jsonl', '--hosts', 'hosts.yaml', '--parallel', '2', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     const done = collect(child)
     const sleeping = () => sshd.users.slice(0, 2).flatMap((u) => processesOf(u.uid)).filter((p) => p.cmd === 'sleep 43.5').length
     for (let i = 0; i < 500 && sleeping() < 2; i++) await new Promise((r) => setTimeout(r, 20))
@@ -205,13 +194,13 @@ describe.skipIf(!CAN_RUN_SSHD)('dsh batch over a pool of hosts (a real sshd, 4 u
     expect(r.code).toBe(130)
     for (let i = 0; i < 200 && sleeping() > 0; i++) await new Promise((r2) => setTimeout(r2, 20))
     expect(sleeping()).toBe(0)
-    expect(resultsOf(join(dir, 'tasks.results.jsonl'))).toHaveLength(0)
-    const starts = readFileSync(join(dir, 'tasks.results.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"start"')).map((l) => JSON.parse(l).start.sessionId as string)
+    expect(resultsOf(join(world.workspace, 'tasks.results.jsonl'))).toHaveLength(0)
+    const starts = readFileSync(join(world.workspace, 'tasks.results.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"start"')).map((l) => JSON.parse(l).start.sessionId as string)
     expect(starts).toHaveLength(2)
-    model.setScript([{ text: 'resumed' }, { text: 'resumed' }])
+    world.model.setScript([{ text: 'resumed' }, { text: 'resumed' }])
     const again = await batch(['tasks.jsonl', '--hosts', 'hosts.yaml', '--identity', sshd.identity, '--known-hosts', sshd.knownHosts])
     expect(again.code).toBe(0)
-    const results = resultsOf(join(dir, 'tasks.results.jsonl'))
+    const results = resultsOf(join(world.workspace, 'tasks.results.jsonl'))
     expect(results.map((x) => x.sessionId).sort()).toEqual([...starts].sort())
     expect(results.every((x) => x.reason === 'completed' && x.text === 'resumed')).toBe(true)
   })

@@ -1,27 +1,17 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { runDsh, tempDir } from './helpers/dsh.js'
-import { expectModelSawOnlyLogs, sessionIdOf } from './helpers/session-file.js'
+import { describe, expect, it } from 'vitest'
+import { tempDir } from './helpers/dsh.js'
+import { sessionIdOf } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
 
-let model: MockModel
-let home: string
-
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model.close() })
-beforeEach(() => {
-  home = tempDir('dsh-home-')
-  model.requests.length = 0
-})
-afterEach(() => expectModelSawOnlyLogs(home, model))
-
-const env = () => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' })
-const dsh = (args: string[], cwd: string) => runDsh(args, { cwd, env: env() })
+// each test makes its own workspaces
+const world = useDshWorld({ logsCheck: true, workspace: false })
+const dsh = (args: string[], cwd: string) => world.run(args, { cwd })
 
 /** Runs one headless task in `cwd` and returns its session id. */
 async function oneTask(cwd: string, task: string): Promise<string> {
-  model.setScript([{ text: `answer to ${task}` }])
+  world.model.setScript([{ text: `answer to ${task}` }])
   const run = await dsh(['--profile', 'headless', task], cwd)
   expect(run.code).toBe(0)
   return sessionIdOf(run.stderr)
@@ -63,7 +53,7 @@ describe('dsh sessions', () => {
   it('an empty home lists nothing, says where it looked, and exits 0; bad arguments are USAGE', async () => {
     const ws = tempDir('dsh-ws-')
     const empty = await dsh(['sessions'], ws)
-    expect(empty).toMatchObject({ code: 0, stdout: `No sessions in ${join(home, 'sessions')}.\n` })
+    expect(empty).toMatchObject({ code: 0, stdout: `No sessions in ${join(world.home, 'sessions')}.\n` })
     expect((await dsh(['sessions', '--json'], ws)).stdout).toBe('[]\n')
     const bad = await dsh(['sessions', '--frob'], ws)
     expect(bad.code).toBe(2)
@@ -87,14 +77,14 @@ describe('launcher flags and help, as a user types them', () => {
     expect(launcherAt).toBe(0)
     expect(headlessAt).toBeGreaterThan(launcherAt)
     expect(run.stdout).toContain('--permission-mode MODE')
-    expect(model.requests).toEqual([])
+    expect(world.model.requests).toEqual([])
   })
 
   it('a --patch after a headless flag and after the task is applied', async () => {
     const ws = tempDir('dsh-ws-')
-    const patch = join(home, 'ro.patch.yml')
+    const patch = join(world.home, 'ro.patch.yml')
     writeFileSync(patch, '- id: permission\n  config: {default: read-only}\n')
-    model.setScript([{ text: 'ok' }])
+    world.model.setScript([{ text: 'ok' }])
     const run = await dsh(['--profile', 'headless', '--json', 'the task', '--patch', patch], ws)
     expect(run.code).toBe(0)
     const events = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> })

@@ -1,10 +1,10 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DSH_BIN, cleanEnv, collect, runDsh, tempDir } from './helpers/dsh.js'
+import { describe, expect, it } from 'vitest'
+import { DSH_BIN, cleanEnv, collect } from './helpers/dsh.js'
 import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
 
 // Escape sequences a model (or a file it read) can put in a command or an answer: set the
 // terminal's title (OSC), clear the screen (CSI), ring the bell, a one-byte C1 CSI.
@@ -18,31 +18,19 @@ async function until(predicate: () => boolean, timeoutMs = 30_000): Promise<void
   }
 }
 
-let model: MockModel
-let home: string
-let workspace: string
-
-const env = () => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' })
+const world = useDshWorld({ logsCheck: false })
 
 function script(): void {
-  model.setScript([
+  world.model.setScript([
     { toolCalls: [{ name: 'bash', arguments: { command: `echo hi ${HOSTILE}` } }] },
     { text: `done ${HOSTILE}\ttab\nline two` },
   ])
 }
 
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model?.close() })
-beforeEach(() => {
-  home = tempDir('dsh-term-home-')
-  workspace = tempDir('dsh-term-ws-')
-  model.requests.length = 0
-})
-
 describe('headless output on a terminal', () => {
   it('progress lines on stderr show control characters instead of obeying them; a piped answer is unchanged', async () => {
     script()
-    const result = await runDsh(['--profile', 'headless', 'escape'], { cwd: workspace, env: env() })
+    const result = await world.headless(['escape'])
     expect(result.code).toBe(0)
     expect(result.stderr).toContain('→ bash: echo hi \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m')
     expect(result.stderr).not.toMatch(/[\u001b\u0007\u009b]/)
@@ -53,7 +41,7 @@ describe('headless output on a terminal', () => {
     script()
     // script(1) gives dsh a real pseudo-terminal as stdout and stderr
     const command = `${DSH_BIN} --profile headless escape`
-    const run = await collect(spawn('script', ['-qec', command, '/dev/null'], { cwd: workspace, env: cleanEnv(env()), stdio: ['pipe', 'pipe', 'pipe'] }))
+    const run = await collect(spawn('script', ['-qec', command, '/dev/null'], { cwd: world.workspace, env: cleanEnv(world.env()), stdio: ['pipe', 'pipe', 'pipe'] }))
     expect(run.code).toBe(0)
     const seen = run.stdout.replace(/\r\n/g, '\n')
     expect(seen).toContain('done \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\ttab\nline two\n')
@@ -64,33 +52,33 @@ describe('headless output on a terminal', () => {
 
 describe('headless task from stdin', () => {
   it('a task over 16 MiB is PROMPT_TOO_LARGE (exit 2): no session, no request, stdin drained without EPIPE', async () => {
-    model.setScript([{ text: 'never' }])
-    const result = await runDsh(['--profile', 'headless', '-'], { cwd: workspace, env: env(), input: 'a'.repeat(16 * 1024 * 1024 + 1), timeoutMs: 120_000 })
+    world.model.setScript([{ text: 'never' }])
+    const result = await world.headless(['-'], { input: 'a'.repeat(16 * 1024 * 1024 + 1), timeoutMs: 120_000 })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('PROMPT_TOO_LARGE: the task on stdin is 16777217 bytes; at most 16777216 (16 MiB) are read')
     expect(result.stderr).not.toMatch(/\n\s+at /)
-    expect(model.requests).toEqual([])
-    expect(existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')) : []).toEqual([])
+    expect(world.model.requests).toEqual([])
+    expect(existsSync(join(world.home, 'sessions')) ? readdirSync(join(world.home, 'sessions')) : []).toEqual([])
   })
 
   it('a task of exactly 16 MiB still runs', async () => {
-    model.setScript([{ text: 'read it all' }])
-    const result = await runDsh(['--profile', 'headless', '-'], { cwd: workspace, env: env(), input: 'b'.repeat(16 * 1024 * 1024), timeoutMs: 120_000 })
+    world.model.setScript([{ text: 'read it all' }])
+    const result = await world.headless(['-'], { input: 'b'.repeat(16 * 1024 * 1024), timeoutMs: 120_000 })
     expect(result.code).toBe(0)
     expect(result.stdout).toBe('read it all\n')
-    expect(model.requests).toHaveLength(1)
+    expect(world.model.requests).toHaveLength(1)
   })
 })
 
 describe('headless stdout closed by its reader', () => {
   it('`--json | head -1`: the next write cancels the turn, STDOUT_CLOSED (exit 1), no EPIPE trace, no lock, nothing left running', async () => {
     // the reader goes away while the command runs; dsh notices at its next write (the tool result)
-    model.setScript([
+    world.model.setScript([
       { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] },
       { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 4321.5' } }], delayMs: 3000, chunkSize: 1 },
       { text: 'never shown' },
     ])
-    const child = spawn(DSH_BIN, ['--profile', 'headless', '--json', 'sleep'], { cwd: workspace, env: cleanEnv(env()), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(DSH_BIN, ['--profile', 'headless', '--json', 'sleep'], { cwd: world.workspace, env: cleanEnv(world.env()), stdio: ['pipe', 'pipe', 'pipe'] })
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
     child.stdin.end()
@@ -108,11 +96,11 @@ describe('headless stdout closed by its reader', () => {
     expect(stderr).not.toMatch(/\n\s+at /)
     expect(code).toBe(1)
     const id = sessionIdOf(stderr)
-    expect(existsSync(join(home, 'sessions', `${id}.lock`))).toBe(false)
+    expect(existsSync(join(world.home, 'sessions', `${id}.lock`))).toBe(false)
     expect(processesMatching('sleep 4321.5')).toEqual([])
-    const events = readSessionFile(home, id).events
+    const events = readSessionFile(world.home, id).events
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     expect(events.filter((e) => e.type === 'tool/call')).toHaveLength(1)
-    expect(model.requests.length).toBeLessThanOrEqual(2)
+    expect(world.model.requests.length).toBeLessThanOrEqual(2)
   })
 })

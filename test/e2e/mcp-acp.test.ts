@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from './helpers/dsh.js'
-import { startAcp, useAcpSuite } from './helpers/acp.js'
+import { useAcpSuite } from './helpers/acp.js'
 
 const suite = useAcpSuite()
 const FIXTURE = join(ROOT, 'packages', 'mcp', 'test', 'fixtures', 'server.mjs')
@@ -19,8 +19,7 @@ describe('dsh --profile acp: MCP tools and the permission preset', () => {
       { toolCalls: [{ id: 'a1', name: 'mcp__fx__add', arguments: { a: 1, b: 1 } }] },
       { text: 'done' },
     ])
-    const p = startAcp(suite.setup)
-    suite.running.push(p)
+    const p = suite.start()
     await p.initialize()
     const { sessionId } = await p.agent.request('session/new', { cwd: suite.setup.cwd, mcpServers: [{ name: 'fx', command: process.execPath, args: [FIXTURE], env: [] }] })
     await p.agent.request('session/set_mode', { sessionId, modeId: 'read-only' })

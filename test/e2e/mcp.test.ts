@@ -1,53 +1,38 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ROOT, runDsh, tempDir } from './helpers/dsh.js'
-import { expectModelSawOnlyLogs, processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { describe, expect, it } from 'vitest'
+import { ROOT } from './helpers/dsh.js'
+import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
 
 // MCP servers driven by the built dsh and the scripted model: the fixture server (SDK,
 // stdio) in packages/mcp/test/fixtures, mounted through a --patch of the `mcp` row.
 const FIXTURE = join(ROOT, 'packages', 'mcp', 'test', 'fixtures', 'server.mjs')
 
-let model: MockModel
-let home: string
-let workspace: string
-
-beforeAll(async () => { model = await startMockModel() })
-afterAll(async () => { await model.close() })
-beforeEach(() => {
-  home = tempDir('dsh-home-')
-  workspace = tempDir('dsh-ws-')
-  model.requests.length = 0
-})
-afterEach(() => expectModelSawOnlyLogs(home, model))
+const world = useDshWorld({ logsCheck: true })
 
 type Server = { command: string; args?: string[]; env?: Record<string, string>; trusted?: boolean; connectTimeoutMs?: number }
 const fixture = (env: Record<string, string> = {}, extra: Partial<Server> = {}): Server => ({ command: process.execPath, args: [FIXTURE], env, ...extra })
 
 /** A patch file mounting `servers` on the `mcp` row (a marker env keeps each test's processes findable). */
 function patchWith(servers: Record<string, Server>, config: Record<string, unknown> = {}): string {
-  const file = join(home, 'mcp.patch.yml')
+  const file = join(world.home, 'mcp.patch.yml')
   writeFileSync(file, `- id: mcp\n  config: ${JSON.stringify({ ...config, servers })}\n`)
   return file
 }
 
-async function headless(patch: string, args: string[]) {
-  return runDsh(['--profile', 'headless', '--patch', patch, ...args], {
-    cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' }, timeoutMs: 60_000,
-  })
-}
+const headless = (patch: string, args: string[]) => world.headless(['--patch', patch, ...args], { timeoutMs: 60_000 })
 
-const results = (id: string) => readSessionFile(home, id).events.filter((e) => e.type === 'tool/result').map((e) => {
+const results = (id: string) => readSessionFile(world.home, id).events.filter((e) => e.type === 'tool/result').map((e) => {
   const { content, isError } = e.data as { content: { text: string }[]; isError: boolean }
   return { content, isError }
 })
-const notices = (id: string) => readSessionFile(home, id).events.filter((e) => e.type === 'notice').map((e) => (e.data as { message: string }).message)
+const notices = (id: string) => readSessionFile(world.home, id).events.filter((e) => e.type === 'notice').map((e) => (e.data as { message: string }).message)
 
 describe('MCP tools obey the permission preset (headless: ask means deny, with the reason)', () => {
   it('read-only: an unannotated write_file-like tool is denied and writes nothing; a readOnlyHint tool runs', async () => {
-    const target = join(workspace, 'written.txt')
-    model.setScript([
+    const target = join(world.workspace, 'written.txt')
+    world.model.setScript([
       { toolCalls: [{ id: 'w', name: 'mcp__fs__write', arguments: { path: target, text: 'leak' } }, { id: 'a', name: 'mcp__fs__add', arguments: { a: 2, b: 3 } }] },
       { text: 'done' },
     ])
@@ -58,13 +43,13 @@ describe('MCP tools obey the permission preset (headless: ask means deny, with t
     const [write, add] = results(id)
     expect(write).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringContaining('Not run: it needs approval (the session is read-only and the MCP tool write of server fs is not annotated readOnlyHint: true') }] })
     expect(add).toEqual({ isError: false, content: [{ type: 'text', text: '5' }] })
-    const decisions = readSessionFile(home, id).events.filter((e) => e.type === 'approval/decision').map((e) => (e.data as { outcome: string }).outcome)
+    const decisions = readSessionFile(world.home, id).events.filter((e) => e.type === 'approval/decision').map((e) => (e.data as { outcome: string }).outcome)
     expect(decisions).toEqual(['reject'])
   })
 
   it('workspace-write: the unannotated write runs; a destructiveHint tool is denied and the file survives', async () => {
-    const target = join(workspace, 'kept.txt')
-    model.setScript([
+    const target = join(world.workspace, 'kept.txt')
+    world.model.setScript([
       { toolCalls: [{ id: 'w', name: 'mcp__fs__write', arguments: { path: target, text: 'kept' } }] },
       { toolCalls: [{ id: 'd', name: 'mcp__fs__wipe', arguments: { path: target } }] },
       { text: 'done' },
@@ -79,8 +64,8 @@ describe('MCP tools obey the permission preset (headless: ask means deny, with t
   })
 
   it('a trusted server skips it (the write happens under read-only) and /status says so', async () => {
-    const target = join(workspace, 'trusted.txt')
-    model.setScript([{ toolCalls: [{ id: 'w', name: 'mcp__fs__write', arguments: { path: target, text: 'ok' } }] }, { text: 'done' }])
+    const target = join(world.workspace, 'trusted.txt')
+    world.model.setScript([{ toolCalls: [{ id: 'w', name: 'mcp__fs__write', arguments: { path: target, text: 'ok' } }] }, { text: 'done' }])
     const patch = patchWith({ fs: fixture({}, { trusted: true }), other: fixture() })
     const result = await headless(patch, ['--permission-mode', 'read-only', 'write it'])
     expect(result.code).toBe(0)
@@ -95,7 +80,7 @@ describe('MCP tools obey the permission preset (headless: ask means deny, with t
 
 describe('MCP failures are visible and bounded', () => {
   it('a missing command: a notice in the log, the --json stream and the system prompt; the run goes on', async () => {
-    model.setScript([{ text: 'went on without it' }])
+    world.model.setScript([{ text: 'went on without it' }])
     const result = await headless(patchWith({ ghost: { command: 'dsh-no-such-mcp-server' } }), ['--json', 'hello'])
     expect(result.code).toBe(0)
     const message = 'MCP server ghost could not start: command not found: dsh-no-such-mcp-server'
@@ -103,13 +88,13 @@ describe('MCP failures are visible and bounded', () => {
     expect(streamed.filter((e) => e.type === 'notice').map((e) => e.data.message)).toEqual([message])
     const id = sessionIdOf(result.stderr)
     expect(notices(id)).toEqual([message])
-    const system = (model.requests[0]!.body as { messages: { role: string; content: string }[] }).messages[0]!
+    const system = (world.model.requests[0]!.body as { messages: { role: string; content: string }[] }).messages[0]!
     expect(system.content).toContain('MCP servers that are not available (their tools fail or are missing):\n- ghost: stopped (could not start: command not found: dsh-no-such-mcp-server)')
   })
 
   it('a hung server: failed after its start timeout with a notice; its process does not outlive the run', async () => {
     const marker = `dsh-hang-${process.pid}-${Date.now()}`
-    model.setScript([{ text: 'no tools needed' }])
+    world.model.setScript([{ text: 'no tools needed' }])
     const result = await headless(patchWith({ hung: fixture({ FIXTURE_HANG: '1' }, { args: [FIXTURE, marker] }) }, { connectTimeoutMs: 1500 }), ['hello'])
     expect(result.code).toBe(0)
     expect(notices(sessionIdOf(result.stderr))).toEqual(['MCP server hung could not start: no answer within 1.5 s (start timeout)'])
@@ -120,8 +105,8 @@ describe('MCP failures are visible and bounded', () => {
   })
 
   it('a crash while idle: a notice, one restart, and the tools answer again', async () => {
-    const flag = join(home, 'died-once')
-    model.setScript([
+    const flag = join(world.home, 'died-once')
+    world.model.setScript([
       { toolCalls: [{ id: 's', name: 'bash', arguments: { command: `while [ ! -e ${flag} ]; do sleep 0.1; done; sleep 0.3`, description: 'wait for the crash' } }] },
       { toolCalls: [{ id: 'e', name: 'mcp__fx__echo', arguments: { text: 'back' } }] },
       { text: 'done' },

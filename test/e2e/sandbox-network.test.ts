@@ -1,51 +1,42 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { runDsh, tempDir } from './helpers/dsh.js'
+import { tempDir } from './helpers/dsh.js'
 import { sessionIdOf } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
 
 // Issue 12 item 6b/6c through the built binary: no network in the sandbox by default (a setting
 // allows it), and temp roots per user that a failed run does not leave behind.
-let model: MockModel
+const world = useDshWorld({ logsCheck: false })
 let listener: Server
 let port: number
 let accepted = 0
-let home: string
-let workspace: string
 let tmp: string
 
-const headless = (args: string[]) => runDsh(['--profile', 'headless', ...args], {
-  cwd: workspace, env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', TMPDIR: tmp },
-})
+const headless = (args: string[]) => world.headless(args, { env: { TMPDIR: tmp } })
 const connect = () => `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`
 
 beforeAll(async () => {
-  model = await startMockModel()
   listener = createServer((socket) => { accepted++; socket.end('reached the host\n') })
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
   port = (listener.address() as { port: number }).port
 })
 afterAll(async () => {
-  await model.close()
   await new Promise((resolve) => listener.close(resolve))
 })
 beforeEach(() => {
-  home = tempDir('dsh-home-')
-  workspace = tempDir('dsh-ws-')
   tmp = tempDir('dsh-tmp-')
-  model.requests.length = 0
 })
 
 const lastToolText = () => {
-  const messages = (model.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages
+  const messages = (world.model.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages
   return messages.filter((m) => m.role === 'tool').at(-1)!.content
 }
 
 describe('network and temp roots of sandboxed commands', () => {
   it.each(['read-only', 'workspace-write'])('%s: a listener on 127.0.0.1 receives no connection', async (mode) => {
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect() } }] }, { text: 'ok' }])
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect() } }] }, { text: 'ok' }])
     const before = accepted
     const run = await headless(['--permission-mode', mode, 'call the server'])
     expect(run.code).toBe(0)
@@ -54,8 +45,8 @@ describe('network and temp roots of sandboxed commands', () => {
   })
 
   it('the permission row setting network: true lets sandboxed commands connect', async () => {
-    writeFileSync(join(home, 'cordis.patch.yml'), '- id: permission\n  config: {network: true}\n')
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect() } }] }, { text: 'ok' }])
+    writeFileSync(join(world.home, 'cordis.patch.yml'), '- id: permission\n  config: {network: true}\n')
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect() } }] }, { text: 'ok' }])
     const before = accepted
     const run = await headless(['call the server'])
     expect(run.code).toBe(0)
@@ -64,7 +55,7 @@ describe('network and temp roots of sandboxed commands', () => {
   })
 
   it('headless cannot approve network: true; the model is told and nothing connects', async () => {
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect(), network: true, justification: 'needs the dev server' } }] }, { text: 'ok' }])
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: connect(), network: true, justification: 'needs the dev server' } }] }, { text: 'ok' }])
     const before = accepted
     expect((await headless(['call the server'])).code).toBe(0)
     expect(lastToolText()).toContain('No one can approve a command that would use the network')
@@ -72,7 +63,7 @@ describe('network and temp roots of sandboxed commands', () => {
   })
 
   it('commands get a per-user 0700 temp root; it is gone after the run, and a failed resume leaves no folder', async () => {
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'echo "$TMPDIR"; stat -c %a "$TMPDIR" "$(dirname "$TMPDIR")"' } }] }, { text: 'ok' }])
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'echo "$TMPDIR"; stat -c %a "$TMPDIR" "$(dirname "$TMPDIR")"' } }] }, { text: 'ok' }])
     const run = await headless(['where is tmp'])
     expect(run.code).toBe(0)
     const id = sessionIdOf(run.stderr)
@@ -80,13 +71,13 @@ describe('network and temp roots of sandboxed commands', () => {
     expect(lastToolText()).toBe(`${join(base, id)}\n700\n700`)
     expect(readdirSync(base)).toEqual([])
     // a resume that fails (the session is locked by a live writer) creates nothing under the base
-    mkdirSync(join(home, 'sessions'), { recursive: true })
-    writeFileSync(join(home, 'sessions', `${id}.lock`), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), started: Date.now() }))
+    mkdirSync(join(world.home, 'sessions'), { recursive: true })
+    writeFileSync(join(world.home, 'sessions', `${id}.lock`), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), started: Date.now() }))
     const locked = await headless(['--resume', id, 'again'])
     expect(locked.stderr).toContain('SESSION_LOCKED')
-    rmSync(join(home, 'sessions', `${id}.lock`))
+    rmSync(join(world.home, 'sessions', `${id}.lock`))
     // and one whose workspace (cwd "/") is refused under workspace-write
-    const refused = await runDsh(['--profile', 'headless', 'hi'], { cwd: '/', env: { DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', TMPDIR: tmp } })
+    const refused = await world.headless(['hi'], { cwd: '/', env: { TMPDIR: tmp } })
     expect(refused.stderr).toContain('UNSAFE_WORKSPACE')
     expect(readdirSync(base)).toEqual([])
     expect(existsSync(join(tmp, 'dsh'))).toBe(false)

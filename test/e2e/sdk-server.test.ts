@@ -4,35 +4,23 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describeRpc, METHODS } from '@dsh/host-api'
 import { createClient, TransportClosedError } from '@dsh/sdk'
-import { startMockModel, type MockModel } from '@dsh/testkit'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { cleanEnv, DSH_BIN, runDsh, tempDir } from './helpers/dsh.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { cleanEnv, DSH_BIN, runDsh } from './helpers/dsh.js'
 import { spawnSdk, type RawSdk } from './helpers/sdk.js'
 import { processesMatching, readSessionFile } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
 
-let model: MockModel
-let home: string
-let workspace: string
-const env = (extra: Record<string, string> = {}) => ({ DSH_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key', ...extra })
+const world = useDshWorld({ logsCheck: false })
 const open: RawSdk[] = []
 const sdk = () => {
-  const s = spawnSdk(env(), workspace)
+  const s = spawnSdk(world.env(), world.workspace)
   open.push(s)
   return s
 }
 
-beforeAll(async () => {
-  model = await startMockModel()
-})
-afterAll(async () => {
+// runs before the world closes the model (after-hooks unwind in reverse order)
+afterAll(() => {
   for (const s of open) s.child.kill('SIGKILL')
-  await model.close()
-})
-beforeEach(() => {
-  home = tempDir('dsh-sdk-home-')
-  workspace = tempDir('dsh-sdk-ws-')
-  model.setScript([])
-  model.requests.length = 0
 })
 
 const escalate = (file: string) => ({ toolCalls: [{ name: 'bash', arguments: { command: `printf yes > ${file}`, escalate: true, justification: 'test' } }] })
@@ -41,14 +29,14 @@ const isEvent = (sessionId: string, type: string, after = -1) => (f: Record<stri
 
 async function created(s: RawSdk, capabilities: Record<string, boolean> = {}): Promise<string> {
   expect((await s.initialize(capabilities)).result).toMatchObject({ protocolVersion: 1, server: { name: 'dsh' } })
-  const answer = await s.request('session/create', { workspace })
-  expect(answer.result?.session?.workspace, JSON.stringify(answer)).toBe(workspace)
+  const answer = await s.request('session/create', { workspace: world.workspace })
+  expect(answer.result?.session?.workspace, JSON.stringify(answer)).toBe(world.workspace)
   return answer.result.session.id as string
 }
 
 describe('dsh sdk over raw stdio', () => {
   it('serves a tool-calling turn: a receipt at once, then durable events in seq order ending with turn/end', async () => {
-    model.setScript([
+    world.model.setScript([
       { toolCalls: [{ name: 'bash', arguments: { command: 'printf hi > out.txt' } }] },
       { text: 'All done.', expect: { lastToolResultIncludes: '' } },
     ])
@@ -66,9 +54,9 @@ describe('dsh sdk over raw stdio', () => {
     const call = s.frames.find((f) => f.method === 'session/event' && f.params.event.type === 'tool/call')
     expect(call?.params.view).toMatchObject({ kind: 'tool-call', tool: 'bash', card: { card: 'terminal' } })
     expect(s.frames.some((f) => f.method === 'session/status' && f.params.status === 'running')).toBe(true)
-    expect(readFileSync(join(workspace, 'out.txt'), 'utf8')).toBe('hi')
+    expect(readFileSync(join(world.workspace, 'out.txt'), 'utf8')).toBe('hi')
     // the log on disk holds every event the client was shown
-    expect(readSessionFile(home, id).events.slice(0, events.length)).toEqual(events)
+    expect(readSessionFile(world.home, id).events.slice(0, events.length)).toEqual(events)
     s.child.stdin!.end()
     expect(await s.exited).toEqual({ code: 0, signal: null })
     expect(s.junk).toEqual([])
@@ -127,7 +115,7 @@ describe('dsh sdk over raw stdio', () => {
   })
 
   it('takes an approval answered with an unknown decision as a refusal: the command does not run', async () => {
-    model.setScript([escalate('approved.txt'), { text: 'Done.', expect: { lastToolResultIncludes: 'did not allow' } }])
+    world.model.setScript([escalate('approved.txt'), { text: 'Done.', expect: { lastToolResultIncludes: 'did not allow' } }])
     const s = sdk()
     const id = await created(s, { approvals: true })
     await s.request('session/prompt', { sessionId: id, prompt: 'go' })
@@ -136,13 +124,13 @@ describe('dsh sdk over raw stdio', () => {
     expect(typeof ask.id).toBe('number')
     s.send({ jsonrpc: '2.0', id: ask.id, result: { decision: 'maybe-later' } })
     expect((await s.waitFor(isEvent(id, 'turn/end'), 'turn/end')).params.event.data.reason).toBe('completed')
-    expect(existsSync(join(workspace, 'approved.txt'))).toBe(false)
+    expect(existsSync(join(world.workspace, 'approved.txt'))).toBe(false)
     expect(s.stderr()).toContain('invalid answer to approval/request')
-    expect(model.failures).toEqual([])
+    expect(world.model.failures).toEqual([])
   })
 
   it('keeps a session usable when the client never answers an approval: session/cancel ends the wait', async () => {
-    model.setScript([escalate('approved.txt'), { text: 'second turn' }])
+    world.model.setScript([escalate('approved.txt'), { text: 'second turn' }])
     const s = sdk()
     const id = await created(s, { approvals: true })
     await s.request('session/prompt', { sessionId: id, prompt: 'go' })
@@ -155,12 +143,12 @@ describe('dsh sdk over raw stdio', () => {
     await s.request('session/prompt', { sessionId: id, prompt: 'again' })
     const next = await s.waitFor(isEvent(id, 'turn/end', end.params.event.seq), 'the second turn/end')
     expect(next.params.event.data.reason).toBe('completed')
-    expect(existsSync(join(workspace, 'approved.txt'))).toBe(false)
+    expect(existsSync(join(world.workspace, 'approved.txt'))).toBe(false)
   })
 
   it('cancels the turn when the client exits mid-turn, exits leaving no child, and the session resumes later', async () => {
     const marker = 'sleep 391.7'
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `${marker}; printf late > late.txt` } }] }, { text: 'resumed fine' }])
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `${marker}; printf late > late.txt` } }] }, { text: 'resumed fine' }])
     const s = sdk()
     const id = await created(s)
     await s.request('session/prompt', { sessionId: id, prompt: 'sleep' })
@@ -172,19 +160,19 @@ describe('dsh sdk over raw stdio', () => {
     s.child.stdin!.end()
     expect(await s.exited).toEqual({ code: 0, signal: null })
     expect(processesMatching(marker)).toEqual([])
-    const { events } = readSessionFile(home, id)
+    const { events } = readSessionFile(world.home, id)
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(1)
-    expect(existsSync(join(workspace, 'late.txt'))).toBe(false)
-    await using client = await createClient({ command: DSH_BIN, env: cleanEnv(env()), cwd: workspace })
+    expect(existsSync(join(world.workspace, 'late.txt'))).toBe(false)
+    await using client = await createClient({ command: DSH_BIN, env: cleanEnv(world.env()), cwd: world.workspace })
     const session = await client.openSession(id)
     expect(await session.run('go on')).toMatchObject({ text: 'resumed fine', reason: 'completed' })
   })
 
   it('gives the TypeScript client a typed error with the exit signal and stderr tail when the server is killed, without hanging', async () => {
-    model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 377.1' } }] }])
-    await using client = await createClient({ command: DSH_BIN, env: cleanEnv(env({ DSH_SDK_DEBUG: '1' })), cwd: workspace })
-    const session = await client.createSession({ workspace })
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 377.1' } }] }])
+    await using client = await createClient({ command: DSH_BIN, env: cleanEnv(world.env({ DSH_SDK_DEBUG: '1' })), cwd: world.workspace })
+    const session = await client.createSession({ workspace: world.workspace })
     const turn = session.run('sleep')
     for (let i = 0; processesMatching('sleep 377.1').length === 0; i++) {
       if (i > 400) throw new Error('the command never started')
@@ -206,10 +194,10 @@ describe('dsh sdk over raw stdio', () => {
   })
 
   it('prints rpc/describe with --print-schema and refuses unknown arguments', async () => {
-    const schema = await runDsh(['sdk', '--print-schema'], { env: env() })
+    const schema = await runDsh(['sdk', '--print-schema'], { env: world.env() })
     expect(schema.code).toBe(0)
     expect(JSON.parse(schema.stdout)).toEqual(JSON.parse(JSON.stringify(describeRpc())))
-    const bad = await runDsh(['sdk', '--bogus'], { env: env() })
+    const bad = await runDsh(['sdk', '--bogus'], { env: world.env() })
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('USAGE: unknown argument "--bogus" for dsh sdk')
     expect(bad.stdout).toBe('')

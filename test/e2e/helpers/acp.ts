@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect } from 'vitest'
-import { startMockModel, type MockModel } from '@dsh/testkit'
+import { startMockModel, type MockModel, type Script } from '@dsh/testkit'
 import { expectModelSawOnlyLogs } from './session-file.js'
 // Drives the built `dsh --profile acp` over stdio with the official ACP SDK client, as an
 // editor would. Every raw stdout line is kept too (stdout must carry JSON-RPC only).
@@ -281,13 +281,31 @@ export async function stopAll(running: AcpProcess[]): Promise<void> {
   expect(protocolErrors.splice(0)).toEqual([])
 }
 
+export interface AcpSuite {
+  model: MockModel
+  setup: AcpEnv
+  running: AcpProcess[]
+  /** Sets the model's script (when given), starts `startAcp(setup, args, bin)` and adds it to `running`. */
+  start(script?: Script, args?: string[], bin?: string[]): AcpProcess
+}
+
 /**
  * The hooks every ACP e2e file shares: a fresh mock model and environment per test; after
  * it, every started process is stopped and checked (`stopAll`) and every request the model
  * saw must be what a stored session log derives. `setup` may be replaced inside a test.
  */
-export function useAcpSuite(): { model: MockModel; setup: AcpEnv; running: AcpProcess[] } {
-  const suite = { model: undefined as unknown as MockModel, setup: undefined as unknown as AcpEnv, running: [] as AcpProcess[] }
+export function useAcpSuite(): AcpSuite {
+  const suite: AcpSuite = {
+    model: undefined as unknown as MockModel,
+    setup: undefined as unknown as AcpEnv,
+    running: [],
+    start(script, args, bin) {
+      if (script) suite.model.setScript(script)
+      const p = startAcp(suite.setup, args, bin)
+      suite.running.push(p)
+      return p
+    },
+  }
   beforeEach(async () => {
     suite.model = await startMockModel()
     suite.setup = acpEnv(suite.model.url)
