@@ -46,7 +46,7 @@ export function useDshWorld(options: WorldOptions): DshWorld {
   let workspace: string | undefined
   const apiKey = options.apiKey === undefined ? 'mock-key' : options.apiKey
   const made = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`the e2e world has no ${what} here (only inside a test or hook, and ${what === 'workspace' ? 'not with workspace: false' : 'after beforeAll'})`)
+    if (value === undefined) throw new Error(`useDshWorld: no ${what} yet (read it inside a test or hook${what === 'workspace' ? '; there is none with workspace: false' : ''})`)
     return value
   }
 
