@@ -1,24 +1,25 @@
 // The CommonJS form of the bundle (decision 0085), written after the ES module bundle: every
-// bundle file but the loader (`start.js`) and the resolve hook is transformed to CommonJS
+// bundle file but the resolve hook (an ES module the loader thread runs) is transformed to CommonJS
 // (`import` → `require`, `import()` → a promise of `require`, `import.meta.url` → the
 // loader's `__dshUrl`) into a sibling directory at the same depth, so the bundle's
 // package-relative URLs still find the same files. Also written there: an ES module facade
 // per shared specifier (what an out-of-tree plugin's `import '@dsh/core'` resolves to: the
 // named exports of the tree's own instance, through the loader), and build.json with the
 // build id (SHA-256 of every file) the code cache is keyed by.
-import { transform } from 'esbuild'
+import { build, transform } from 'esbuild'
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 
 const IDENT = /^[A-Za-z_$][\w$]*$/
-const KEEP_ESM = new Set(['start.js', 'share-hooks.js'])
+const KEEP_ESM = new Set(['share-hooks.js'])
 
 /**
  * outdir: the ES module bundle; cjsdir: where to write; outputs: metafile outputs (keys relative
- * to root); shared: specifier → bundle file name (`./core.js`); banner: the ESM banner to strip.
+ * to root); shared: specifier → bundle file name (`./core.js`); banner: the ESM banner to strip;
+ * loader: the source of loader.cjs.
  */
-export async function writeCommonJs({ root, outdir, cjsdir, outputs, shared, banner }) {
+export async function writeCommonJs({ root, outdir, cjsdir, outputs, shared, banner, loader }) {
   rmSync(cjsdir, { recursive: true, force: true })
   mkdirSync(join(cjsdir, 'shared'), { recursive: true })
   const files = Object.keys(outputs).filter((f) => f.endsWith('.js')).map((f) => basename(f)).filter((f) => !KEEP_ESM.has(f)).sort()
@@ -46,8 +47,7 @@ export async function writeCommonJs({ root, outdir, cjsdir, outputs, shared, ban
     const facade = `shared/${name.replace(/\.js$/, '.mjs')}`
     writeFileSync(join(cjsdir, facade), [
       `// ${specifier} for out-of-tree modules: the running tree's own instance of ${name}`,
-      `import { bundleRequire } from '../../bundle/start.js'`,
-      `const m = bundleRequire(${JSON.stringify(file)})`,
+      `const m = globalThis[Symbol.for('dsh.bundleRequire')](${JSON.stringify(file)})`,
       ...(names.length ? [`export const { ${names.join(', ')} } = m`] : []),
       ...(output.exports.includes('default') ? ['export default m.default'] : []),
       '',
@@ -56,6 +56,8 @@ export async function writeCommonJs({ root, outdir, cjsdir, outputs, shared, ban
     id.update(`${facade}\0${readFileSync(join(cjsdir, facade))}\0`)
   }
   writeFileSync(join(cjsdir, 'package.json'), '{ "type": "commonjs" }\n')
+  // the loader the bin scripts require: start.ts alone, as CommonJS (it imports only Node built-ins)
+  await build({ entryPoints: [loader], outfile: join(cjsdir, 'loader.cjs'), bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'warning', minifyWhitespace: true, minifySyntax: true })
   writeFileSync(join(cjsdir, 'build.json'), `${JSON.stringify({ id: id.digest('hex'), shared: facades }, null, 1)}\n`)
   return files.length
 }

@@ -96,8 +96,6 @@ export default async function bundle() {
   const entryPoints = {
     dsh: 'dsh-bundle:dsh',
     'dsh-acp': 'dsh-bundle:dsh-acp',
-    // the bin scripts' loader of the CommonJS form (0085); it imports only Node built-ins
-    start: join(cli, 'bin/start.ts'),
     cordis: 'dsh-bundle:cordis',
     'share-hooks': join(root, 'packages/boot/src/share-hooks.ts'),
     ...Object.fromEntries(modules.map((m) => [m.out, m.source])),
@@ -112,6 +110,6 @@ export default async function bundle() {
     banner: { js: BANNER }, absWorkingDir: root,
   })
   // the form the bin scripts run, through the V8 code cache (0085)
-  await writeCommonJs({ root, outdir, cjsdir: join(root, 'packages/cli/dist/bundle-cjs'), outputs: result.metafile.outputs, shared: index.shared, banner: `${BANNER}\n` })
+  await writeCommonJs({ root, outdir, cjsdir: join(root, 'packages/cli/dist/bundle-cjs'), outputs: result.metafile.outputs, shared: index.shared, banner: `${BANNER}\n`, loader: join(cli, 'bin/start.ts') })
   return { files: Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length, inputs: Object.keys(result.metafile.inputs).length }
 }

@@ -69,12 +69,11 @@ describe('start-up loads only what the run uses', () => {
     const { home, launch } = scratch()
     const { result, esm } = await launch()
     expect(result.code, result.stderr).toBe(0)
-    // ES modules: the bin script and the CommonJS bundle's loader; no transpiled per-file module
-    // of a dsh package, no separately loaded ES dependency (zod, cordis)
-    const bundle = pathToFileURL(join(ROOT, 'packages/cli/dist/bundle')).href + '/'
+    // the only ES module is the bin script: it requires the CommonJS bundle's loader; no
+    // transpiled per-file module of a dsh package, no separately loaded ES dependency (zod, cordis)
     const bin = pathToFileURL(join(ROOT, 'packages/cli/bin/dsh.js')).href
-    expect(esm).toContain(`${bundle}start.js`) // the probe saw the loader
-    expect(esm.filter((u) => !u.startsWith(bundle) && u !== bin && !u.includes('/dsh-lazy-'))).toEqual([])
+    expect(esm).toContain(bin) // the probe saw the bin script
+    expect(esm.filter((u) => u !== bin && !u.includes('/dsh-lazy-'))).toEqual([])
     // the bundle's files the run loaded each got a code cache entry (decision 0085): rows the
     // one-shot does not mount stay unloaded — the MCP client row is mounted, but the web server
     // and the ACP server are not, so their bundle files are not read
@@ -154,5 +153,22 @@ describe('start-up loads only what the run uses', () => {
     expect(rebuilt.result.stdout).toBe('done\n')
     expect(yamlModules(rebuilt.modules).length).toBeGreaterThan(0)
     expect(yamlModules((await launch()).modules)).toEqual([])
+  })
+})
+
+describe('a checkout that is not built', () => {
+  it('says NOT_BUILT with the hint, no stack trace, when the bundle or its build record is missing', async () => {
+    const { spawnSync } = await import('node:child_process')
+    const pkg = tempDir('dsh-unbuilt-')
+    mkdirSync(join(pkg, 'bin'))
+    writeFileSync(join(pkg, 'bin', 'dsh.js'), readFileSync(join(ROOT, 'packages/cli/bin/dsh.js')))
+    writeFileSync(join(pkg, 'package.json'), '{"type": "module"}\n')
+    const run = () => spawnSync(process.execPath, [join(pkg, 'bin', 'dsh.js'), '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, DSH_HOME: join(pkg, 'home') } })
+    const expected = 'NOT_BUILT: dsh is not built\n  hint: run `npm run build` in the dsh checkout\n'
+    expect([run().status, run().stderr]).toEqual([1, expected])
+    // the loader is there, the bundle it runs is not
+    mkdirSync(join(pkg, 'dist', 'bundle-cjs'), { recursive: true })
+    writeFileSync(join(pkg, 'dist', 'bundle-cjs', 'loader.cjs'), readFileSync(join(ROOT, 'packages/cli/dist/bundle-cjs/loader.cjs')))
+    expect([run().status, run().stderr]).toEqual([1, expected])
   })
 })

@@ -2,14 +2,16 @@
 // Runs the built `dsh` (`npm run build`): the code-cached CommonJS form of the bundle
 // (decision 0085); with DSH_DEBUG=1 the ES module bundle in packages/cli/dist/bundle
 // (decision 0060), whose source maps map stack traces to the TypeScript sources.
+import { createRequire } from 'node:module'
+
 const debug = process.env.DSH_DEBUG === '1'
 if (debug) process.setSourceMapsEnabled(true)
-const entry = new URL(debug ? '../dist/bundle/dsh.js' : '../dist/bundle/start.js', import.meta.url)
+const entry = debug ? '../dist/bundle/dsh.js' : '../dist/bundle-cjs/loader.cjs'
 try {
-  const loaded = await import(entry.href)
-  if (!debug) loaded.start('dsh.js')
+  if (debug) await import(entry)
+  else createRequire(import.meta.url)(entry).start('dsh.js', import.meta.url)
 } catch (error) {
-  if ((error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes(entry.pathname)) || error?.code === 'NOT_BUILT') {
+  if ((/^(ERR_)?MODULE_NOT_FOUND$/.test(error?.code) && String(error.message).includes(entry.slice(3))) || error?.code === 'NOT_BUILT') {
     process.stderr.write('NOT_BUILT: dsh is not built\n  hint: run `npm run build` in the dsh checkout\n')
     process.exit(1)
   }

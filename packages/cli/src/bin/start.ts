@@ -1,8 +1,10 @@
-// How the built `dsh` and `dsh-acp` run (decision 0085): the bin scripts call `start` with
-// their entry, which runs the CommonJS form of the bundle (packages/cli/dist/bundle-cjs)
-// through the V8 code cache in $DSH_HOME/cache/code. With DSH_DEBUG=1 the bin scripts import
-// the ES module bundle instead (its source maps name the TypeScript sources in stack traces).
-// DSH_CODE_CACHE=off compiles from source without reading or writing the cache.
+// How the built `dsh` and `dsh-acp` run (decision 0085): the build bundles this file alone as
+// CommonJS (packages/cli/dist/bundle-cjs/loader.cjs, so the bin scripts `require` it and no ES
+// module facade of a Node built-in is made); the bin scripts call `start` with their entry,
+// which runs the CommonJS form of the bundle through the V8 code cache in $DSH_HOME/cache/code.
+// With DSH_DEBUG=1 the bin scripts import the ES module bundle instead (its source maps name the
+// TypeScript sources in stack traces). DSH_CODE_CACHE=off compiles from source without reading
+// or writing the cache.
 import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -18,11 +20,16 @@ interface Build {
   shared: Record<string, string>
 }
 
-let loader: BundleLoader | undefined
+/** Where the ES module facades find the running loader's `require` (`bundleRequire('./core.js')`). */
+const GLOBAL = Symbol.for('dsh.bundleRequire')
 
-/** Runs bundle entry `entry` (`dsh.js`, `dsh-acp.js`); throws `code: 'NOT_BUILT'` when the CommonJS bundle is missing. */
-export function start(entry: string): void {
-  const dir = join(fileURLToPath(new URL('..', import.meta.url)), 'bundle-cjs')
+/**
+ * Runs bundle entry `entry` (`dsh.js`, `dsh-acp.js`) of the CommonJS bundle of the cli package
+ * whose bin script is `bin` (its file URL); throws `code: 'NOT_BUILT'` when that bundle is missing.
+ */
+export function start(entry: string, bin: string): void {
+  const dist = fileURLToPath(new URL('../dist/', bin))
+  const dir = join(dist, 'bundle-cjs')
   let build: Build
   try {
     build = JSON.parse(readFileSync(join(dir, 'build.json'), 'utf8')) as Build
@@ -34,14 +41,9 @@ export function start(entry: string): void {
   const home = env.DSH_HOME ? resolve(env.DSH_HOME) : join(homedir(), '.dsh')
   const cache = env.DSH_CODE_CACHE === 'off' ? undefined : openCodeCache(join(home, 'cache', 'code'), cacheKey(build.id, [...process.execArgv, env.NODE_OPTIONS ?? '']))
   const shared = Object.fromEntries(Object.entries(build.shared).map(([specifier, file]) => [specifier, pathToFileURL(join(dir, file)).href]))
-  const running = new BundleLoader({ dir, cache, host: { importModule: (url) => import(url), shared, hooks: new URL('./share-hooks.js', import.meta.url).href } })
-  loader = running
-  process.on('exit', () => running.flush())
-  running.require(`./${entry}`)
-}
-
-/** The exports of bundle file `name` (`./core.js`) in the running bundle: what the ES module facades re-export. */
-export function bundleRequire(name: string): unknown {
-  if (!loader) throw new Error('dsh is not running from its CommonJS bundle')
-  return loader.require(name)
+  const hooks = pathToFileURL(join(dist, 'bundle', 'share-hooks.js')).href
+  const loader = new BundleLoader({ dir, cache, host: { importModule: (url) => import(url), shared, hooks } })
+  Object.defineProperty(globalThis, GLOBAL, { value: (name: string) => loader.require(name) })
+  process.on('exit', () => loader.flush())
+  loader.require(`./${entry}`)
 }
