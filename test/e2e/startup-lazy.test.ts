@@ -172,3 +172,18 @@ describe('a checkout that is not built', () => {
     expect([run().status, run().stderr]).toEqual([1, expected])
   })
 })
+
+describe('the code cache and $DSH_HOME', () => {
+  it('--help and --version in a home that does not exist leave none behind; in an existing home they cache what they ran', async () => {
+    const dir = tempDir('dsh-nohome-')
+    const home = join(dir, 'home')
+    for (const arg of ['--help', '--version']) {
+      const run = await runDsh([arg], { env: { DSH_HOME: home } })
+      expect(run.code, run.stderr).toBe(0)
+      expect(existsSync(home)).toBe(false)
+    }
+    mkdirSync(home)
+    expect((await runDsh(['--version'], { env: { DSH_HOME: home } })).code).toBe(0)
+    expect(codeEntries(home)).toContain('dsh.js.bin')
+  })
+})

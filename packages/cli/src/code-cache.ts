@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 
 /**
  * V8 code cache entries of the CommonJS bundle (decision 0085), one file per bundle file in
@@ -9,8 +9,9 @@ import { join } from 'node:path'
  * process. V8 checks little of a cache itself (its version, its flags and the *length* of the
  * source), so an entry is only ever looked up for the exact build that wrote it, and each
  * entry carries a SHA-256 of its data: a truncated, corrupt or foreign file is a miss, never
- * handed to V8. Writes go to a temporary file renamed into place (0600 in 0700 directories);
- * every failure to read or write is a miss, never an error.
+ * handed to V8. Writes go to a temporary file renamed into place (0600 in 0700 directories),
+ * and only while the file system keeps {@link RESERVE} bytes free (the cache must never take
+ * the space a session log needs); every failure to read or write is a miss, never an error.
  */
 export interface CodeCache {
   /** The cached data for bundle file `name`, or undefined (missing, or its checksum fails). */
@@ -22,6 +23,8 @@ export interface CodeCache {
 }
 
 const SUM = 32
+/** Free bytes the file system must have for the cache to write at all. */
+export const RESERVE = 256 * 1024 * 1024
 /** Entry directories of other builds kept beside the current one (newest first); older ones are removed. */
 const KEEP_OTHERS = 3
 
@@ -31,7 +34,7 @@ export function cacheKey(buildId: string, flags: readonly string[]): string {
 
 export function openCodeCache(root: string, key: string): CodeCache {
   const dir = join(root, key)
-  let made = false
+  let made: boolean | undefined
   return {
     dir,
     read(name) {
@@ -46,19 +49,39 @@ export function openCodeCache(root: string, key: string): CodeCache {
       return hash('sha256', data, 'buffer').equals(file.subarray(0, SUM)) ? data : undefined
     },
     write(name, data) {
+      made ??= roomFor(root) && make(root, key)
+      if (!made) return
+      const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
       try {
-        if (!made) {
-          made = true
-          mkdirSync(dir, { recursive: true, mode: 0o700 })
-          prune(root, key)
-        }
-        const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
         writeFileSync(tmp, Buffer.concat([hash('sha256', data, 'buffer'), data]), { mode: 0o600 })
         renameSync(tmp, join(dir, `${name}.bin`))
       } catch {
         // a read-only or full home: the next launch compiles again
+        try { unlinkSync(tmp) } catch { /* never written */ }
       }
     },
+  }
+}
+
+/** True when the file system holding `path` (or its nearest existing ancestor) has {@link RESERVE} bytes free. */
+function roomFor(path: string): boolean {
+  try {
+    let at = path
+    while (!existsSync(at) && dirname(at) !== at) at = dirname(at)
+    const fs = statfsSync(at)
+    return fs.bavail * fs.bsize >= RESERVE
+  } catch {
+    return false
+  }
+}
+
+function make(root: string, key: string): boolean {
+  try {
+    mkdirSync(join(root, key), { recursive: true, mode: 0o700 })
+    prune(root, key)
+    return true
+  } catch {
+    return false
   }
 }
 

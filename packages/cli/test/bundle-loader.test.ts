@@ -4,6 +4,7 @@
 // and whatever is wrong with an entry (corrupt, truncated, another build's) costs a compile,
 // never a wrong or failed run. The built dsh is covered in test/e2e/startup-lazy.test.ts.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -117,6 +118,20 @@ describe('the code cache', () => {
     const loader = new BundleLoader({ dir, cache, host })
     expect(loader.require('./main.js')).toMatchObject({ value: 42 })
     expect(() => loader.flush()).not.toThrow()
+  })
+
+  it('writes nothing on a file system with less than the reserve free (a small tmpfs, as root)', () => {
+    const dir = bundle(FILES)
+    const mnt = mkdtempSync(join(tmpdir(), 'dsh-code-small-'))
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt])
+    try {
+      const first = run(dir, join(mnt, 'cache', 'code'))
+      first.loader.flush()
+      expect(readdirSync(mnt)).toEqual([])
+      expect(run(dir, join(mnt, 'cache', 'code')).exports).toEqual(first.exports)
+    } finally {
+      execFileSync('umount', ['-l', mnt])
+    }
   })
 
   it('keeps the entry directories of the three newest other builds and removes older ones', () => {

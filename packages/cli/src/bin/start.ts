@@ -5,7 +5,7 @@
 // With DSH_DEBUG=1 the bin scripts import the ES module bundle instead (its source maps name the
 // TypeScript sources in stack traces). DSH_CODE_CACHE=off compiles from source without reading
 // or writing the cache.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -44,6 +44,7 @@ export function start(entry: string, bin: string): void {
   const hooks = pathToFileURL(join(dist, 'bundle', 'share-hooks.js')).href
   const loader = new BundleLoader({ dir, cache, host: { importModule: (url) => import(url), shared, hooks } })
   Object.defineProperty(globalThis, GLOBAL, { value: (name: string) => loader.require(name) })
-  process.on('exit', () => loader.flush())
+  // a launch that never made a home (`--help`, `--version` on a new machine) leaves none behind
+  process.on('exit', () => { if (existsSync(home)) loader.flush() })
   loader.require(`./${entry}`)
 }
