@@ -163,7 +163,7 @@ describe('a checkout that is not built', () => {
     mkdirSync(join(pkg, 'bin'))
     writeFileSync(join(pkg, 'bin', 'dsh.js'), readFileSync(join(ROOT, 'packages/cli/bin/dsh.js')))
     writeFileSync(join(pkg, 'package.json'), '{"type": "module"}\n')
-    const run = () => spawnSync(process.execPath, [join(pkg, 'bin', 'dsh.js'), '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, DSH_HOME: join(pkg, 'home') } })
+    const run = () => spawnSync(process.execPath, [join(pkg, 'bin', 'dsh.js'), '--profile', 'headless', '--dump-config'], { encoding: 'utf8', env: { PATH: process.env.PATH, DSH_HOME: join(pkg, 'home') } })
     const expected = 'NOT_BUILT: dsh is not built\n  hint: run `npm run build` in the dsh checkout\n'
     expect([run().status, run().stderr]).toEqual([1, expected])
     // the loader is there, the bundle it runs is not
@@ -174,7 +174,7 @@ describe('a checkout that is not built', () => {
 })
 
 describe('the code cache and $DSH_HOME', () => {
-  it('--help and --version in a home that does not exist leave none behind; in an existing home they cache what they ran', async () => {
+  it('--help and --version in a home that does not exist leave none behind; a launch in an existing home caches what it ran', async () => {
     const dir = tempDir('dsh-nohome-')
     const home = join(dir, 'home')
     for (const arg of ['--help', '--version']) {
@@ -183,7 +183,7 @@ describe('the code cache and $DSH_HOME', () => {
       expect(existsSync(home)).toBe(false)
     }
     mkdirSync(home)
-    expect((await runDsh(['--version'], { env: { DSH_HOME: home } })).code).toBe(0)
+    expect((await runDsh(['--version', '--profile', 'headless'], { env: { DSH_HOME: home } })).code).toBe(0)
     expect(codeEntries(home)).toContain('dsh.js.bin')
   })
 })

@@ -6,9 +6,11 @@ import { createRequire } from 'node:module'
 
 const debug = process.env.DSH_DEBUG === '1'
 if (debug) process.setSourceMapsEnabled(true)
-const entry = debug ? '../dist/bundle/dsh.js' : '../dist/bundle-cjs/loader.cjs'
+// a bare --help/--version runs three small files: the ES module bundle is cheaper than the loader
+const esm = debug || (process.argv.length === 3 && ['--help', '-h', '--version', '-v'].includes(process.argv[2]))
+const entry = esm ? '../dist/bundle/dsh.js' : '../dist/bundle-cjs/loader.cjs'
 try {
-  if (debug) await import(entry)
+  if (esm) await import(entry)
   else createRequire(import.meta.url)(entry).start('dsh.js', import.meta.url)
 } catch (error) {
   if ((/^(ERR_)?MODULE_NOT_FOUND$/.test(error?.code) && String(error.message).includes(entry.slice(3))) || error?.code === 'NOT_BUILT') {
