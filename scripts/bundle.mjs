@@ -7,6 +7,7 @@
 import { build } from 'esbuild'
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
+import { writeCommonJs } from './bundle-cjs.mjs'
 
 const root = new URL('..', import.meta.url).pathname
 const outdir = join(root, 'packages/cli/dist/bundle')
@@ -15,6 +16,7 @@ const SKIP = new Set(['@dsh/testkit', '@dsh/cli'])
 /** Loaded with createRequire on first use (0051), native, or optional: left to node_modules. */
 const EXTERNAL = ['ssh2', 'cpu-features', '@lydell/node-pty', 'better-sqlite3']
 
+const BANNER = "import { createRequire as __dshCreateRequire } from 'node:module'; const require = __dshCreateRequire(import.meta.url);"
 const rel = (file) => relative(outdir, file).split('\\').join('/')
 const packages = readdirSync(join(root, 'packages')).map((d) => join(root, 'packages', d))
   .filter((d) => existsSync(join(d, 'package.json')))
@@ -72,10 +74,11 @@ const dshPlugin = {
         return {
           resolveDir: root, loader: 'js',
           contents: `import { useBundle } from ${JSON.stringify(join(root, 'packages/boot/src/bundled.ts'))}\n` +
-            `useBundle({ dir: new URL('./', import.meta.url).href, ...${JSON.stringify(index)} })\n`,
+            // under the CommonJS loader (0085) its host adds load/importModule and replaces shared/hooks
+            `useBundle({ dir: new URL('./', import.meta.url).href, ...${JSON.stringify(index)}, ...(typeof __dshHost === 'object' ? __dshHost : {}) })\n`,
         }
       }
-      if (args.path === 'dsh') return { resolveDir: root, loader: 'js', contents: `import 'dsh-bundle:register'\nimport ${JSON.stringify(join(cli, 'bin/dsh.ts'))}\n` }
+      if (args.path === 'dsh' || args.path === 'dsh-acp') return { resolveDir: root, loader: 'js', contents: `import 'dsh-bundle:register'\nimport ${JSON.stringify(join(cli, `bin/${args.path}.ts`))}\n` }
       if (args.path === 'cordis') return { resolveDir: root, loader: 'js', contents: `export * from '@deepseek-ai/cordis'\n` }
       return undefined
     })
@@ -92,7 +95,7 @@ export default async function bundle() {
   rmSync(outdir, { recursive: true, force: true })
   const entryPoints = {
     dsh: 'dsh-bundle:dsh',
-    'dsh-acp': join(cli, 'bin/dsh-acp.ts'),
+    'dsh-acp': 'dsh-bundle:dsh-acp',
     cordis: 'dsh-bundle:cordis',
     'share-hooks': join(root, 'packages/boot/src/share-hooks.ts'),
     ...Object.fromEntries(modules.map((m) => [m.out, m.source])),
@@ -104,7 +107,9 @@ export default async function bundle() {
     // less source to compile at start-up (0060: ~0.86× the import time); names are kept
     minifyWhitespace: true, minifySyntax: true,
     // bundled CommonJS dependencies call require() for Node built-ins
-    banner: { js: "import { createRequire as __dshCreateRequire } from 'node:module'; const require = __dshCreateRequire(import.meta.url);" },
+    banner: { js: BANNER }, absWorkingDir: root,
   })
+  // the form the bin scripts run, through the V8 code cache (0085)
+  await writeCommonJs({ root, outdir, cjsdir: join(root, 'packages/cli/dist/bundle-cjs'), outputs: result.metafile.outputs, shared: index.shared, banner: `${BANNER}\n`, loader: join(cli, 'bin/start.ts') })
   return { files: Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length, inputs: Object.keys(result.metafile.inputs).length }
 }

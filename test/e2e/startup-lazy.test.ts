@@ -1,10 +1,10 @@
 // Start-up work a headless one-shot must not do (decisions 0051, 0060, 0063): modules only some
 // runs use are loaded on first use, dsh's own code loads from its bundle, and YAML that did not
-// change since the last launch is not parsed again. Checked in the real process: a --require
+// change since the last launch is not parsed again; dsh's bundle compiles through its code cache (0085). Checked in the real process: a --require
 // hook records every CommonJS module in the built dsh's module cache when it exits, and an
 // --import hook records every ES module file it loads.
 import { startMockModel, type MockModel } from '@dsh/testkit'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -41,6 +41,15 @@ function scratch(): { dir: string; home: string; launch: (args?: string[]) => Pr
   return { dir, home, launch }
 }
 
+/** The code cache directory of the one build that ran (decision 0085). */
+function codeDir(home: string): string {
+  const dirs = readdirSync(join(home, 'cache', 'code'))
+  expect(dirs).toHaveLength(1)
+  return join(home, 'cache', 'code', dirs[0]!)
+}
+const codeEntries = (home: string) => readdirSync(codeDir(home))
+const stamps = (dir: string) => Object.fromEntries(readdirSync(dir).map((f) => { const st = statSync(join(dir, f)); return [f, `${st.ino}:${st.mtimeMs}:${st.size}`] }))
+
 const yamlModules = (modules: string[]) => modules.filter((m) => m.includes('/node_modules/yaml/'))
 const cacheDir = (home: string) => join(home, 'cache', 'parsed')
 
@@ -57,20 +66,48 @@ describe('start-up loads only what the run uses', () => {
   })
 
   it('the built dsh loads its own modules and their dependencies from the bundle, not file by file', async () => {
-    const { launch } = scratch()
+    const { home, launch } = scratch()
     const { result, esm } = await launch()
     expect(result.code, result.stderr).toBe(0)
-    const bundle = pathToFileURL(join(ROOT, 'packages/cli/dist/bundle')).href + '/'
-    expect(esm.some((u) => u.startsWith(bundle))).toBe(true) // the probe saw the bundle
-    // besides the bin script: no transpiled per-file module of a dsh package, no separately
-    // loaded ES dependency (zod, cordis)
+    // the only ES module is the bin script: it requires the CommonJS bundle's loader; no
+    // transpiled per-file module of a dsh package, no separately loaded ES dependency (zod, cordis)
     const bin = pathToFileURL(join(ROOT, 'packages/cli/bin/dsh.js')).href
-    expect(esm.filter((u) => !u.startsWith(bundle) && u !== bin && !u.includes('/dsh-lazy-'))).toEqual([])
-    // rows the one-shot does not mount stay unloaded: the MCP client row is mounted, but the web
-    // server and the ACP server are not, so their bundle files are not read
-    expect(esm).not.toContain(`${bundle}web.server.js`)
-    expect(esm).not.toContain(`${bundle}acp.server.js`)
-    expect(esm).toContain(`${bundle}headless.runner.js`)
+    expect(esm).toContain(bin) // the probe saw the bin script
+    expect(esm.filter((u) => u !== bin && !u.includes('/dsh-lazy-'))).toEqual([])
+    // the bundle's files the run loaded each got a code cache entry (decision 0085): rows the
+    // one-shot does not mount stay unloaded — the MCP client row is mounted, but the web server
+    // and the ACP server are not, so their bundle files are not read
+    const entries = codeEntries(home)
+    expect(entries).toContain('headless.runner.js.bin')
+    expect(entries).toContain('dsh.js.bin')
+    expect(entries).not.toContain('web.server.js.bin')
+    expect(entries).not.toContain('acp.server.js.bin')
+  })
+
+  it('a second launch uses the code cache as written; a corrupt or truncated entry is replaced and the run still answers', async () => {
+    const { home, launch } = scratch()
+    expect((await launch()).result.code).toBe(0)
+    const dir = codeDir(home)
+    const before = stamps(dir)
+    const second = await launch()
+    expect([second.result.code, second.result.stdout], second.result.stderr).toEqual([0, 'done\n'])
+    // nothing rewritten: every entry was accepted (a rejected or missing one is written at exit)
+    expect(stamps(dir)).toEqual(before)
+    const runner = join(dir, 'headless.runner.js.bin')
+    const chunk = readdirSync(dir).find((f) => f.startsWith('chunk-'))!
+    const garbage = Buffer.alloc(statSync(runner).size, 0x5a)
+    writeFileSync(runner, garbage)
+    writeFileSync(join(dir, chunk), readFileSync(join(dir, chunk)).subarray(0, 40))
+    const third = await launch()
+    expect([third.result.code, third.result.stdout], third.result.stderr).toEqual([0, 'done\n'])
+    expect(readFileSync(runner).equals(garbage)).toBe(false)
+    expect(statSync(join(dir, chunk)).size).toBeGreaterThan(40)
+    // and with the cache turned off nothing is read or written
+    const off = tempDir('dsh-lazy-off-')
+    model.setScript([{ text: 'done' }])
+    const plain = await runDsh(['--profile', 'headless', 'go'], { cwd: off, env: { DSH_HOME: join(off, 'home'), DSH_CODE_CACHE: 'off', DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' } })
+    expect([plain.code, plain.stdout], plain.stderr).toEqual([0, 'done\n'])
+    expect(existsSync(join(off, 'home', 'cache', 'code'))).toBe(false)
   })
 
   it('a launch whose patch and settings files did not change loads no yaml; the first launch and an edit do', async () => {
@@ -116,5 +153,37 @@ describe('start-up loads only what the run uses', () => {
     expect(rebuilt.result.stdout).toBe('done\n')
     expect(yamlModules(rebuilt.modules).length).toBeGreaterThan(0)
     expect(yamlModules((await launch()).modules)).toEqual([])
+  })
+})
+
+describe('a checkout that is not built', () => {
+  it('says NOT_BUILT with the hint, no stack trace, when the bundle or its build record is missing', async () => {
+    const { spawnSync } = await import('node:child_process')
+    const pkg = tempDir('dsh-unbuilt-')
+    mkdirSync(join(pkg, 'bin'))
+    writeFileSync(join(pkg, 'bin', 'dsh.js'), readFileSync(join(ROOT, 'packages/cli/bin/dsh.js')))
+    writeFileSync(join(pkg, 'package.json'), '{"type": "module"}\n')
+    const run = () => spawnSync(process.execPath, [join(pkg, 'bin', 'dsh.js'), '--profile', 'headless', '--dump-config'], { encoding: 'utf8', env: { PATH: process.env.PATH, DSH_HOME: join(pkg, 'home') } })
+    const expected = 'NOT_BUILT: dsh is not built\n  hint: run `npm run build` in the dsh checkout\n'
+    expect([run().status, run().stderr]).toEqual([1, expected])
+    // the loader is there, the bundle it runs is not
+    mkdirSync(join(pkg, 'dist', 'bundle-cjs'), { recursive: true })
+    writeFileSync(join(pkg, 'dist', 'bundle-cjs', 'loader.cjs'), readFileSync(join(ROOT, 'packages/cli/dist/bundle-cjs/loader.cjs')))
+    expect([run().status, run().stderr]).toEqual([1, expected])
+  })
+})
+
+describe('the code cache and $DSH_HOME', () => {
+  it('--help and --version in a home that does not exist leave none behind; a launch in an existing home caches what it ran', async () => {
+    const dir = tempDir('dsh-nohome-')
+    const home = join(dir, 'home')
+    for (const arg of ['--help', '--version']) {
+      const run = await runDsh([arg], { env: { DSH_HOME: home } })
+      expect(run.code, run.stderr).toBe(0)
+      expect(existsSync(home)).toBe(false)
+    }
+    mkdirSync(home)
+    expect((await runDsh(['--version', '--profile', 'headless'], { env: { DSH_HOME: home } })).code).toBe(0)
+    expect(codeEntries(home)).toContain('dsh.js.bin')
   })
 })

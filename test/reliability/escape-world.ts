@@ -67,8 +67,8 @@ export function snapshot(w: Pick<World, 'canary' | 'outside' | 'store' | 'home' 
     outside: listTree(w.outside),
     store: existsSync(w.store) ? readFileSync(w.store, 'utf8') : 'missing',
     config: ['settings.yaml', 'cordis.patch.yml'].map((f) => (existsSync(join(w.home, f)) ? readFileSync(join(w.home, f), 'utf8') : 'missing')).join('\0'),
-    // dsh's own writes: sessions, the profile it creates, its parse cache (decision 0063)
-    homeFiles: listTree(w.home).filter((p) => !/^(sessions|profiles)(\/|$)/.test(p) && !/^cache(\/parsed(\/[0-9a-f]{40}\.json)?)?$/.test(p)),
+    // dsh's own writes: sessions, the profile it creates, its parse cache (decision 0063), its code cache (0085)
+    homeFiles: listTree(w.home).filter((p) => !/^(sessions|profiles)(\/|$)/.test(p) && !/^cache(\/parsed(\/[0-9a-f]{40}\.json)?)?$/.test(p) && !/^cache\/code(\/[0-9a-f]{32}(\/[\w.-]+\.js\.bin)?)?$/.test(p)),
     attacker: listTree(w.attacker).map((p) => {
       const st = lstatSync(join(w.attacker, p))
       return `${p} ${st.uid} ${st.isFile() ? createHash('sha256').update(readFileSync(join(w.attacker, p))).digest('hex').slice(0, 16) : st.mode.toString(8)}`

@@ -19,6 +19,10 @@ export interface BundleIndex {
   shared: Readonly<Record<string, string>>
   /** Bundle file name of the resolve hook that maps `shared` for out-of-tree modules. */
   hooks: string
+  /** Loads a bundle file by URL (the code-cached CommonJS form of the bundle); default `import()`. */
+  load?: ((url: string) => Promise<unknown>) | undefined
+  /** Imports a module that is not the bundle's (an out-of-tree plugin); default `import()`. */
+  importModule?: ((url: string) => Promise<unknown>) | undefined
 }
 
 let active: BundleIndex | undefined
@@ -42,6 +46,16 @@ export function bundledUrl(path: string): string | undefined {
   if (!active) return undefined
   const name = active.modules[relative(fileURLToPath(active.dir), path)]
   return name === undefined ? undefined : new URL(name, active.dir).href
+}
+
+/** Imports the bundle file `url` (from {@link bundledUrl}) the way the running bundle loads its files. */
+export function importBundled(url: string): Promise<unknown> {
+  return active?.load ? active.load(url) : import(url)
+}
+
+/** Imports a module from outside the bundle (a profile's plugin, a relative or `file:` row). */
+export function importExternal(url: string): Promise<unknown> {
+  return active?.importModule ? active.importModule(url) : import(url)
 }
 
 /**

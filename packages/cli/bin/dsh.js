@@ -1,17 +1,24 @@
 #!/usr/bin/env node
+// Runs the built `dsh` (`npm run build`): the code-cached CommonJS form of the bundle
+// (decision 0085); with DSH_DEBUG=1 the ES module bundle in packages/cli/dist/bundle
+// (decision 0060), whose source maps map stack traces to the TypeScript sources.
+import { createRequire } from 'node:module'
 import { setFlagsFromString } from 'node:v8'
-// Runs the built `dsh`: the bundle in packages/cli/dist/bundle (`npm run build`, decision 0060).
-// With DSH_DEBUG=1 stack traces are mapped to the TypeScript sources through the bundle's source maps.
-if (process.env.DSH_DEBUG === '1') process.setSourceMapsEnabled(true)
+
 // The young generation keeps V8's initial 1 MB semi-spaces instead of growing them to 16 MB
 // as a long session's survivors add up (~30 MB of RSS at step 1,000; decision 0088). V8 reads
 // the growth factor at each growth, so it works set here; a semi-space flag the user gave wins.
 if (!`${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`.includes('semi-space')) setFlagsFromString('--semi-space-growth-factor=1')
-const entry = new URL('../dist/bundle/dsh.js', import.meta.url)
+const debug = process.env.DSH_DEBUG === '1'
+if (debug) process.setSourceMapsEnabled(true)
+// a bare --help/--version runs three small files: the ES module bundle is cheaper than the loader
+const esm = debug || (process.argv.length === 3 && ['--help', '-h', '--version', '-v'].includes(process.argv[2]))
+const entry = esm ? '../dist/bundle/dsh.js' : '../dist/bundle-cjs/loader.cjs'
 try {
-  await import(entry.href)
+  if (esm) await import(entry)
+  else createRequire(import.meta.url)(entry).start('dsh.js', import.meta.url)
 } catch (error) {
-  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes(entry.pathname)) {
+  if ((/^(ERR_)?MODULE_NOT_FOUND$/.test(error?.code) && String(error.message).includes(entry.slice(3))) || error?.code === 'NOT_BUILT') {
     process.stderr.write('NOT_BUILT: dsh is not built\n  hint: run `npm run build` in the dsh checkout\n')
     process.exit(1)
   }

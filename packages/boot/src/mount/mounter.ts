@@ -4,7 +4,7 @@ import { DshError, didYouMean } from '@dsh/protocol'
 import { rowFiles } from '../compose/compose.js'
 import { absoluteName } from '../compose/dump.js'
 import type { ComposedRow } from '../compose/types.js'
-import { bundleActive, bundledUrl, shareBundle } from '../bundled.js'
+import { bundleActive, bundledUrl, importBundled, importExternal, shareBundle } from '../bundled.js'
 import { resolveModule } from '../resolve.js'
 import { configError, fromValidationError, pluginError, reasonOf, type SchemaIssue } from './errors.js'
 
@@ -198,11 +198,11 @@ export class Mounter {
     }
     let mod: unknown
     try {
-      const importModule = this.options.importModule ?? ((url: string) => import(url))
+      const importModule = this.options.importModule ?? importExternal
       // from the bundle, an in-tree row imports its bundled copy; any other module first gets the shared-module hook
       const url = bundledUrl(path)
       if (url !== undefined) {
-        const importing = importModule(url)
+        const importing = (this.options.importModule ?? importBundled)(url)
         this.bundledImports.add(importing)
         mod = await importing.finally(() => this.bundledImports.delete(importing))
       } else {
