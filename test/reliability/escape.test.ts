@@ -74,9 +74,12 @@ const outcomes: { name: string; escaped: boolean; counted: boolean }[] = []
 for (const attack of ATTACKS) {
   for (const channel of channels(attack)) {
     lane.case(`danger-full-access · ${attack.name} (${channel}): runs`, async () => {
-      const o = await attempt(attack, channel, 'danger-full-access')
+      // the control asks whether an attack *can* get out unconfined: one that held (a race lost
+      // under load, a /proc read of a process that had already exited) gets two more tries
+      let o = await attempt(attack, channel, 'danger-full-access')
+      for (let retry = 0; retry < 2 && o.escaped.length === 0 && !attack.holdsUnconfined; retry++) o = await attempt(attack, channel, 'danger-full-access')
       outcomes.push({ name: `${attack.name} (${channel})${o.code === 0 ? '' : ` [dsh exit ${o.code}]`}`, escaped: o.escaped.length > 0, counted: !attack.holdsUnconfined })
-    }, 120_000, { concurrent: true })
+    }, 300_000, { concurrent: true })
   }
 }
 lane.case('negative control: under danger-full-access at least 90% of the corpus escapes', () => {

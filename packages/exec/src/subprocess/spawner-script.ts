@@ -94,7 +94,7 @@ while (1) {
   $chld = 0;
   reap() if %live;
   # a SIGCHLD between the check and the select's start is caught by the timeout
-  my $n = select(my $rout = $rin, undef, undef, !%live ? undef : $chld ? 0 : 0.25);
+  my $n = select(my $rout = $rin, undef, undef, !%live ? undef : $chld ? 0 : 0.05);
   if ($n < 0) { next if $! == EINTR; die "select: $!\n" }
   next if $n == 0;
   for my $t (keys %chan) {
