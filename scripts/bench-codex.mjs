@@ -21,7 +21,7 @@
 // As root with unshare(1), the whole run is re-executed in a loopback-only network namespace
 // (BENCH_CODEX_NETNS=0: not), so nothing can leave the machine either way.
 import { spawn, spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -82,7 +82,7 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 const codexVersion = spawnSync(CODEX_BIN, ['--version'], { encoding: 'utf8' }).stdout.trim()
 const loadBefore = loadavg()
 
-const { startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
+const { rssKb, startMockModel, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
 
 // codex refuses to create its sandbox helper links in a home under the temp dir (then every
@@ -170,31 +170,6 @@ const SHELL_CALLS = {
   shell: { name: 'shell', arguments: { command: ['bash', '-lc', 'true'] } },
 }
 
-/** Sum of VmRSS (KB) over `pid` and all its descendants, read from /proc now. */
-function treeRssKb(pid) {
-  let total = 0
-  const stack = [pid]
-  while (stack.length) {
-    const p = stack.pop()
-    try {
-      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))
-      if (m) total += Number(m[1])
-      for (const t of readdirSync(`/proc/${p}/task`)) {
-        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) stack.push(Number(c))
-      }
-    } catch { /* gone */ }
-  }
-  return total
-}
-
-function ownRssKb(pid) {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
-  } catch {
-    return 0
-  }
-}
-
 const stepWindows = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
 function stepCosts(requests) {
   const out = {}
@@ -228,15 +203,15 @@ function once(tool, mode, calls) {
       // run would otherwise hold ~200 MB of them in this process)
       for (; pruned < model.requests.length - 1; pruned++) if (pruned > 0) model.requests[pruned].body = null
       // under /usr/bin/time the tree starts at time's child; time itself (~2 MB) is not counted
-      treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? ownRssKb(child.pid) : 0))
-      if (!TIME) ownPeak = Math.max(ownPeak, ownRssKb(child.pid))
+      treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? rssKb(child.pid) : 0))
+      if (!TIME) ownPeak = Math.max(ownPeak, rssKb(child.pid))
     }, 2)
     child.on('error', reject)
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       running = undefined
       clearInterval(poll)
-      const rssKb = TIME ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : ownPeak
+      const ownKb = TIME ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : ownPeak
       const requests = model.requests
       const results = requests.length ? tool.results(requests.at(-1).body) : []
       const problems = []
@@ -247,7 +222,7 @@ function once(tool, mode, calls) {
       if (bad !== undefined) problems.push(`a command failed: ${bad.slice(0, 200)}`)
       if (model.failures.length) problems.push(`mock: ${model.failures[0]}`)
       resolve({
-        ms, rssKb, treeKb: Math.max(treePeak, rssKb), problems,
+        ms, rssKb: ownKb, treeKb: Math.max(treePeak, ownKb), problems,
         firstRequestMs: requests[0] ? requests[0].time - startedAt : undefined,
         stepMs: stepCosts(requests),
         firstRequestBytes: requests[0] ? Buffer.byteLength(JSON.stringify(requests[0].body)) : undefined,

@@ -5,7 +5,7 @@
 //   { name, args: string[], target?: string, setup?(ctx) => void | Promise<void>, env?: {} }
 // where ctx = { home, env, root } (setup runs once, before a warm-up run).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,7 +15,7 @@ const dshBin = join(root, 'packages/cli/bin/dsh.js')
 
 // Agent runs talk to the testkit's scripted mock model (it answers instantly), so their
 // wall time is dsh's own overhead plus tool execution.
-const { longSessionLog, startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
+const { longSessionLog, rssKb, startMockModel, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
 const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'bench' }
 /** A script of `calls` bash steps (`true`), then a final answer. */
@@ -88,23 +88,6 @@ const runsArg = process.argv.indexOf('--runs')
 const RUNS = Number(runsArg > 0 ? process.argv[runsArg + 1] : process.env.BENCH_RUNS ?? 10)
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 
-/** Sum of VmRSS (KB) over `pid` and all its descendants, read from /proc now. */
-function treeRssKb(pid) {
-  let total = 0
-  const stack = [pid]
-  while (stack.length) {
-    const p = stack.pop()
-    try {
-      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))
-      if (m) total += Number(m[1])
-      for (const t of readdirSync(`/proc/${p}/task`)) {
-        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) stack.push(Number(c))
-      }
-    } catch { /* gone */ }
-  }
-  return total
-}
-
 /**
  * One run: wall ms, the peak RSS of the dsh process (/usr/bin/time %M when present, which
  * counts one process), and the peak of the whole process tree's summed RSS (dsh + sandbox +
@@ -124,7 +107,7 @@ function once(args, env, scratch) {
     child.stderr.on('data', (d) => { stderr += d })
     const poll = setInterval(() => {
       // under /usr/bin/time the tree starts at time's child; time itself is ~2 MB and not dsh
-      treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? timeRss(child.pid) : 0))
+      treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? rssKb(child.pid) : 0))
       if (TIME) return
       try {
         const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
@@ -139,14 +122,6 @@ function once(args, env, scratch) {
       resolve({ ms, startedAt, rssKb: peak, treeKb: Math.max(treePeak, peak), code, stderr })
     })
   })
-}
-
-function timeRss(pid) {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
-  } catch {
-    return 0
-  }
 }
 
 function median(values) {

@@ -1,5 +1,5 @@
-import { startMockModel, type MockModel } from '@dsh/testkit'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { startMockModel, treeRssKb, type MockModel } from '@dsh/testkit'
+import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { spawnDsh, collect, tempDir } from './helpers/dsh.js'
@@ -27,24 +27,6 @@ beforeEach(() => {
   model.requests.length = 0
 })
 afterEach(() => expectModelSawOnlyLogs(home, model))
-
-/** Summed VmRSS (KB) of `pid` and its descendants, from /proc. */
-function treeRssKb(pid: number): number {
-  let total = 0
-  const stack = [pid]
-  while (stack.length) {
-    const p = stack.pop()!
-    try {
-      total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)
-      for (const t of readdirSync(`/proc/${p}/task`)) {
-        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) stack.push(Number(c))
-      }
-    } catch {
-      // gone while we looked
-    }
-  }
-  return total
-}
 
 /** Runs one headless turn whose bash call prints `bytes`; the peak tree RSS sampled every 5 ms. */
 async function runPrinting(bytes: number, env: Record<string, string> = {}) {
