@@ -1,4 +1,4 @@
-import { hash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
@@ -28,8 +28,13 @@ export const RESERVE = 256 * 1024 * 1024
 /** Entry directories of other builds kept beside the current one (newest first); older ones are removed. */
 const KEEP_OTHERS = 3
 
+/** createHash, not crypto.hash: that came in Node 20.12 and the engines field allows 20.10. */
+function sha256(data: string | Buffer): Buffer {
+  return createHash('sha256').update(data).digest()
+}
+
 export function cacheKey(buildId: string, flags: readonly string[]): string {
-  return hash('sha256', JSON.stringify([1, buildId, process.version, process.arch, flags])).slice(0, 32)
+  return sha256(JSON.stringify([1, buildId, process.version, process.arch, flags])).toString('hex').slice(0, 32)
 }
 
 export function openCodeCache(root: string, key: string): CodeCache {
@@ -46,14 +51,14 @@ export function openCodeCache(root: string, key: string): CodeCache {
       }
       if (file.length <= SUM) return undefined
       const data = file.subarray(SUM)
-      return hash('sha256', data, 'buffer').equals(file.subarray(0, SUM)) ? data : undefined
+      return sha256(data).equals(file.subarray(0, SUM)) ? data : undefined
     },
     write(name, data) {
       made ??= roomFor(root) && make(root, key)
       if (!made) return
       const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
       try {
-        writeFileSync(tmp, Buffer.concat([hash('sha256', data, 'buffer'), data]), { mode: 0o600 })
+        writeFileSync(tmp, Buffer.concat([sha256(data), data]), { mode: 0o600 })
         renameSync(tmp, join(dir, `${name}.bin`))
       } catch {
         // a read-only or full home: the next launch compiles again
