@@ -186,4 +186,17 @@ describe('the code cache and $DSH_HOME', () => {
     expect((await runDsh(['--version', '--profile', 'headless'], { env: { DSH_HOME: home } })).code).toBe(0)
     expect(codeEntries(home)).toContain('dsh.js.bin')
   })
+
+  it('runs on a Node 20 without crypto.hash (20.10 and 20.11, which engines allow): the loader hashes with createHash', async () => {
+    const dir = tempDir('dsh-nohash-')
+    const home = join(dir, 'home')
+    mkdirSync(home)
+    // node:crypto as Node 20.10/20.11 has it: crypto.hash came in 20.12
+    const preload = join(dir, 'no-crypto-hash.cjs')
+    writeFileSync(preload, "delete require('node:crypto').hash\n")
+    model.setScript([{ text: 'done' }])
+    const run = await runDsh(['--profile', 'headless', 'go'], { cwd: dir, env: { DSH_HOME: home, NODE_OPTIONS: `--require ${preload}`, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'mock-key' } })
+    expect([run.code, run.stdout, run.stderr.includes('TypeError')], run.stderr).toEqual([0, 'done\n', false])
+    expect(codeEntries(home)).toContain('dsh.js.bin')
+  })
 })

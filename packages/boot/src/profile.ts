@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { DshError } from '@dsh/protocol'
 import { readJsonObject } from './resolve.js'
 
@@ -89,12 +89,27 @@ function createProfile(dir: string, name: string, bundles: readonly string[]): v
     if (!existsSync(join(dir, PATCH_FILE))) writeAtomic(join(dir, PATCH_FILE), patchTemplate(name))
     writeAtomic(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
   } catch (cause) {
-    if (!existed) rmSync(dir, { recursive: true, force: true })
+    // best effort: the clean-up fails the same way when a part of the path is a file
+    if (!existed) try { rmSync(dir, { recursive: true, force: true }) } catch { /* nothing was made */ }
     const errno = (cause as NodeJS.ErrnoException).code
-    throw new DshError('PROFILE_WRITE_FAILED', `creating profile ${name} in ${dir} failed: ${errno === 'ENOSPC' ? 'the disk is full (ENOSPC)' : (cause as Error).message}`, {
-      cause, hint: errno === 'ENOSPC' ? 'free some disk space, then run again' : `check the permissions of ${dir}`,
+    const file = errno === 'ENOTDIR' ? fileOnPath(dir) : undefined
+    const why = errno === 'ENOSPC' ? 'the disk is full (ENOSPC)' : file ? `${file} is a file, not a directory (ENOTDIR)` : (cause as Error).message
+    throw new DshError('PROFILE_WRITE_FAILED', `creating profile ${name} in ${dir} failed: ${why}`, {
+      cause,
+      hint: errno === 'ENOSPC' ? 'free some disk space, then run again'
+        : file ? `make ${file} a directory (or point $DSH_HOME elsewhere), then run again` : `check the permissions of ${dir}`,
     })
   }
+}
+
+/** The nearest existing ancestor of `dir` when it is not a directory (what ENOTDIR was about). */
+function fileOnPath(dir: string): string | undefined {
+  for (let at = dirname(dir); at !== dirname(at); at = dirname(at)) {
+    let stat
+    try { stat = statSync(at) } catch { continue }
+    return stat.isDirectory() ? undefined : at
+  }
+  return undefined
 }
 
 /** The commented example written into a new profile's `cordis.patch.yml`. */

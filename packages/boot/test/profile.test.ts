@@ -65,4 +65,12 @@ describe('profiles', () => {
     ]
     expect(cases.map(([text]) => { writeFileSync(file, text!); return codeOf(() => readProfileManifest(file)).replace(/ \(line \d+ column \d+\)$/, '') })).toEqual(cases.map(([, m]) => m))
   })
+
+  it('a $DSH_HOME that is a file: PROFILE_WRITE_FAILED naming the path, not an INTERNAL error from the clean-up', () => {
+    const h = join(home(), 'home-file')
+    writeFileSync(h, 'not a directory')
+    expect(codeOf(() => openProfile(h, 'headless'))).toBe(
+      `PROFILE_WRITE_FAILED: creating profile headless in ${join(h, 'profiles/headless')} failed: ${h} is a file, not a directory (ENOTDIR) | make ${h} a directory (or point $DSH_HOME elsewhere), then run again`)
+    expect(readFileSync(h, 'utf8')).toBe('not a directory')
+  })
 })

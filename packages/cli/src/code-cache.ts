@@ -28,8 +28,10 @@ export const RESERVE = 256 * 1024 * 1024
 /** Entry directories of other builds kept beside the current one (newest first); older ones are removed. */
 const KEEP_OTHERS = 3
 
-/** crypto.hash is Node ≥ 20.12; dsh runs on 20.10. */
-const sha256 = (data: string | Buffer): Buffer => createHash('sha256').update(data).digest()
+/** createHash, not crypto.hash: that came in Node 20.12 and the engines field allows 20.10. */
+function sha256(data: string | Buffer): Buffer {
+  return createHash('sha256').update(data).digest()
+}
 
 export function cacheKey(buildId: string, flags: readonly string[]): string {
   return sha256(JSON.stringify([1, buildId, process.version, process.arch, flags])).toString('hex').slice(0, 32)

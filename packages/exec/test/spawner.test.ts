@@ -101,7 +101,7 @@ describe('the spawner (0080)', () => {
     await root.dispose()
   })
 
-  it('dsh killed -9: the spawner sees EOF, SIGKILLs the live groups and exits (no orphan in /proc)', async () => {
+  it('dsh killed -9: the spawner sees EOF, SIGKILLs the live groups and exits (no orphan in /proc, no socket directory left in /tmp)', async () => {
     const script = `
       import { Context } from '@deepseek-ai/cordis'
       import * as sp from './packages/exec/dist/plugins/subprocess.js'
@@ -121,8 +121,14 @@ describe('the spawner (0080)', () => {
     const { pgids, spawner } = JSON.parse(line) as { pgids: number[]; spawner: number }
     await until(() => pgids.every((g) => processesInGroup(g).length >= 3))
     expect(parentOf(pgids[0]!)).toBe(spawner)
+    // perl -e SCRIPT SOCKET: the socket sits alone in the spawner's mkdtemp directory
+    const socketPath = readFileSync(`/proc/${spawner}/cmdline`, 'utf8').split('\0').filter(Boolean).at(-1)!
+    const socketDir = path.dirname(socketPath)
+    expect(path.basename(socketDir)).toMatch(/^dsh-spawn-/)
+    expect(existsSync(socketPath)).toBe(true)
     child.kill('SIGKILL')
     await until(() => !alive(spawner) && pgids.every((g) => processesInGroup(g).length === 0))
     expect(pgids.flatMap(processesInGroup)).toEqual([])
+    expect(existsSync(socketDir)).toBe(false)
   })
 })

@@ -18,12 +18,13 @@ import type { SessionMeta } from './sink.js'
 import { writeFailed } from './write-error.js'
 
 export interface JsonlStoreConfig {
-  /** Defaults to `${DSH_HOME ?? ~/.dsh}/sessions`. */
+  /** Defaults to `$DSH_HOME/sessions` (an unset or empty DSH_HOME is `~/.dsh`, as resolveHome). */
   dir?: string | undefined
 }
 
 export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env['DSH_HOME'] ?? join(homedir(), '.dsh'), 'sessions')
+  const home = env['DSH_HOME']
+  return join(home ? resolve(home) : join(homedir(), '.dsh'), 'sessions')
 }
 
 export function sessionPaths(dir: string, id: string) {

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Context } from '@deepseek-ai/cordis'
@@ -97,6 +98,11 @@ describe('JSONL store: writing', () => {
   it('defaults to $DSH_HOME/sessions', () => {
     expect(defaultSessionsDir({ DSH_HOME: '/h' })).toBe('/h/sessions')
     expect(defaultSessionsDir({ HOME: '/x' }).endsWith('/.dsh/sessions')).toBe(true)
+  })
+
+  it('an empty DSH_HOME means ~/.dsh, as for the rest of dsh (was ./sessions in the working directory); a relative one is resolved', () => {
+    expect(defaultSessionsDir({ DSH_HOME: '' })).toBe(join(homedir(), '.dsh', 'sessions'))
+    expect(defaultSessionsDir({ DSH_HOME: 'rel' })).toBe(join(process.cwd(), 'rel', 'sessions'))
   })
 })
 

@@ -35,7 +35,8 @@ $SIG{CHLD} = sub { $chld = 1 };
 my (%pending, %chan, %queued, %live, %groups);
 my $in = '';
 sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); if (!defined $n) { next if $! == EINTR; killall(); } substr($s, 0, $n) = '' } }
-sub killall { for my $pid (keys %groups) { kill 'KILL', -$pid } for my $pid (keys %live) { kill 'KILL', $pid } POSIX::_exit(0) }
+# dsh is gone (it may have died -9): the socket and its mkdtemp directory go with the spawner
+sub killall { for my $pid (keys %groups) { kill 'KILL', -$pid } for my $pid (keys %live) { kill 'KILL', $pid } unlink $path; rmdir($path =~ s{/[^/]*\z}{}r); POSIX::_exit(0) }
 sub reap {
   for my $pid (keys %live) {
     my $r = waitpid($pid, POSIX::WNOHANG());

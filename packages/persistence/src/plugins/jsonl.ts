@@ -2,7 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import { z } from 'zod'
 import { JsonlSessionStore } from '../store.js'
 
-/** `ctx.sessionStore` on JSONL files under `dir` (default `${DSH_HOME ?? ~/.dsh}/sessions`). */
+/** `ctx.sessionStore` on JSONL files under `dir` (default `$DSH_HOME/sessions`). */
 export const name = 'jsonl'
 export const inject: string[] = []
 export const Config = z.object({ dir: z.string().min(1).optional() }).strict().default({})
