@@ -109,7 +109,9 @@ export class SshSubprocess implements SubprocessSeam {
       })
       channel.on('close', () => {
         if (settled) return
-        if (exit) signalGroup('KILL')
+        // the leader is gone once its channel closes, with or without an exit status (sshd can
+        // drop it): whatever it left in its group ends now either way
+        signalGroup('KILL')
         cleanup()
         resolve({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut, aborted })
       })
