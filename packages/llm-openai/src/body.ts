@@ -8,19 +8,14 @@
  * by the message object's identity, so a cached text can never go stale. Everything else
  * (system prompt, tools, config) is serialised on each call.
  */
+import { FrozenJsonCache } from '@dsh/core'
 import type { GenerateRequest, ModelMessage } from '@dsh/protocol'
 import { buildChatRequest, toChatMessage, type ChatRequestBody } from './request.js'
 
-const messageJson = new WeakMap<ModelMessage, string>()
+const messageJson = new FrozenJsonCache<ModelMessage>()
 
 function jsonOf(message: ModelMessage): string {
-  if (!Object.isFrozen(message)) return JSON.stringify(toChatMessage(message))
-  let text = messageJson.get(message)
-  if (text === undefined) {
-    text = JSON.stringify(toChatMessage(message))
-    messageJson.set(message, text)
-  }
-  return text
+  return messageJson.text(message, toChatMessage)
 }
 
 interface Parts {
