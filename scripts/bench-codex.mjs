@@ -5,7 +5,7 @@
 // workspace. Per case and tool: start → first model request (the mock's receipt time), wall
 // time, peak RSS of the main process (/usr/bin/time %M when present) and of the whole process
 // tree (summed VmRSS sampled every 2 ms from /proc, as bench.mjs does), ms per step at steps
-// 10/100/1000 (bench.mjs's windows); medians (min–max) and the ratios dsh/codex. Prints a
+// 10/100/1000 (testkit's STEP_WINDOWS, as bench.mjs); medians (min–max) and the ratios dsh/codex. Prints a
 // table, writes bench-results/codex.json. A benchmark: nothing is asserted, but a run whose
 // commands did not all succeed counts as a failure.
 //   CODEX_BIN=/path/to/codex node scripts/bench-codex.mjs [--runs N] [--long-runs N] [--runs-1000 N] [--modes unsandboxed,sandboxed]
@@ -82,7 +82,7 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 const codexVersion = spawnSync(CODEX_BIN, ['--version'], { encoding: 'utf8' }).stdout.trim()
 const loadBefore = loadavg()
 
-const { rssKb, startMockModel, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
+const { rssKb, startMockModel, STEP_WINDOWS, stepCosts, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
 
 // codex refuses to create its sandbox helper links in a home under the temp dir (then every
@@ -170,14 +170,6 @@ const SHELL_CALLS = {
   shell: { name: 'shell', arguments: { command: ['bash', '-lc', 'true'] } },
 }
 
-const stepWindows = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
-function stepCosts(requests) {
-  const out = {}
-  for (const [at, [from, to]] of Object.entries(stepWindows)) {
-    if (requests.length > to) out[at] = (requests[to].time - requests[from].time) / (to - from)
-  }
-  return out
-}
 
 /** One run of `tool` with `calls` shell steps: timings, peaks, and whether every command succeeded. */
 function once(tool, mode, calls) {
@@ -264,7 +256,7 @@ function stats(values) {
 
 function summarise(runs) {
   const stepMs = {}
-  for (const at of Object.keys(stepWindows)) {
+  for (const at of Object.keys(STEP_WINDOWS)) {
     const s = stats(runs.map((r) => r.stepMs[at]))
     if (s) stepMs[at] = s
   }
@@ -303,7 +295,7 @@ async function benchCase(name, mode, calls, n) {
   const ratios = {
     firstRequest: ratio((s) => s.firstRequestMs), wall: ratio((s) => s.wallMs),
     peakRss: ratio((s) => s.peakRssMb), peakTreeRss: ratio((s) => s.peakTreeRssMb),
-    ...Object.fromEntries(Object.keys(stepWindows).map((at) => [`stepAt${at}`, ratio((s) => s.stepMs?.[at])]).filter(([, v]) => v !== undefined)),
+    ...Object.fromEntries(Object.keys(STEP_WINDOWS).map((at) => [`stepAt${at}`, ratio((s) => s.stepMs?.[at])]).filter(([, v]) => v !== undefined)),
   }
   return { name, mode, calls, dsh, codex, ratios }
 }
@@ -318,7 +310,7 @@ function caseRows(r) {
   })
   const x = r.ratios
   rows.push([r.name, 'dsh/codex', `${x.firstRequest ?? ''}`, `${x.wall ?? ''}`, `${x.peakRss ?? ''}`, `${x.peakTreeRss ?? ''}`,
-    Object.keys(stepWindows).filter((at) => x[`stepAt${at}`] !== undefined).map((at) => `@${at}: ${x[`stepAt${at}`]}`).join(', '), ''])
+    Object.keys(STEP_WINDOWS).filter((at) => x[`stepAt${at}`] !== undefined).map((at) => `@${at}: ${x[`stepAt${at}`]}`).join(', '), ''])
   return rows
 }
 function printTable(rows) {

@@ -15,7 +15,7 @@ const dshBin = join(root, 'packages/cli/bin/dsh.js')
 
 // Agent runs talk to the testkit's scripted mock model (it answers instantly), so their
 // wall time is dsh's own overhead plus tool execution.
-const { longSessionLog, rssKb, startMockModel, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
+const { longSessionLog, rssKb, startMockModel, STEP_WINDOWS, stepCosts, treeRssKb } = await import(join(root, 'packages/testkit/dist/index.js'))
 const model = await startMockModel()
 const modelEnv = { DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: 'bench', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'bench' }
 /** A script of `calls` bash steps (`true`), then a final answer. */
@@ -23,18 +23,6 @@ const stepsScript = (calls) => [
   ...Array.from({ length: calls }, (_, i) => ({ toolCalls: [{ name: 'bash', arguments: { command: 'true', description: `step ${i + 1}` } }] })),
   { text: 'done' },
 ]
-/**
- * Mean ms per step over the window of requests [from, to) of this run (request times are
- * the mock's receipt times): the per-step cost "at step `from`", free of start-up.
- */
-const stepWindows = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
-function stepCosts(requests) {
-  const out = {}
-  for (const [at, [from, to]] of Object.entries(stepWindows)) {
-    if (requests.length > to) out[at] = (requests[to].time - requests[from].time) / (to - from)
-  }
-  return out
-}
 const agentCase = (name, calls, target, runs, extraArgs = []) => ({
   name, args: ['--profile', 'headless', ...extraArgs, 'run the steps'], env: modelEnv, target, runs,
   // long sessions need more steps per turn than the default bound
@@ -156,7 +144,7 @@ async function bench(c) {
     for (let i = 0; i < n; i++) runs.push(await run())
     const firsts = runs.map((r) => r.firstRequestMs).filter((v) => v !== undefined)
     const stepMs = {}
-    for (const at of Object.keys(stepWindows)) {
+    for (const at of Object.keys(STEP_WINDOWS)) {
       const v = runs.map((r) => r.stepMs?.[at]).filter((x) => x !== undefined)
       if (v.length) stepMs[at] = stats(v)
     }

@@ -27,3 +27,18 @@ export function treeRssKb(pid: number): number {
   }
   return total
 }
+
+/**
+ * The request windows [from, to) whose mean gap is "the per-step cost at step N" (N = the
+ * key): past start-up, inside a run of N+20 steps; request times are the mock's receipt times.
+ */
+export const STEP_WINDOWS: Readonly<Record<string, readonly [number, number]>> = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
+
+/** Mean ms per step in each of {@link STEP_WINDOWS} that `requests` reaches. */
+export function stepCosts(requests: readonly { time: number }[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [at, [from, to]] of Object.entries(STEP_WINDOWS)) {
+    if (requests.length > to) out[at] = (requests[to]!.time - requests[from]!.time) / (to - from)
+  }
+  return out
+}
