@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { outsideLinks, scanLinkedFiles } from '../src/sandbox/hardlinks.js'
+import { planLinkMounts } from '../src/sandbox/link-plan.js'
 import { cleanupDirs, execTree, policyFor, tempDir } from './helpers.js'
 
 // Issue 12 item 6a: a pre-existing hard link in a writable root to a file outside it.
@@ -56,6 +57,6 @@ describe('hard links out of the writable roots', () => {
 
   it('too many outside links to confine one by one is SANDBOX_HARDLINKS with a reason and a way out', async () => {
     const scan = await scanLinkedFiles(ws)
-    expect(() => outsideLinks([scan], 0)).toThrow(expect.objectContaining({ code: 'SANDBOX_HARDLINKS', hint: expect.stringContaining('--no-hardlinks') }))
+    await expect(planLinkMounts(outsideLinks([scan]), [ws], { limit: 0 })).rejects.toThrow(expect.objectContaining({ code: 'SANDBOX_HARDLINKS', hint: expect.stringContaining('--no-hardlinks') }))
   })
 })

@@ -47,7 +47,10 @@ export class Bubblewrap implements SandboxMechanism {
 
   wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
     // after the writable binds, so files inside a writable root are covered too
-    const readOnly = (confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file])
+    const readOnly = [
+      ...(confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file]),
+      ...(confine.writable ?? []).flatMap((file) => ['--bind', file, file]),
+    ]
     const masks = [
       ...(confine.hiddenDirs ?? []).flatMap((dir) => ['--tmpfs', dir, '--remount-ro', dir]),
       ...(confine.masked ?? []).flatMap((file) => ['--ro-bind', '/dev/null', file]),

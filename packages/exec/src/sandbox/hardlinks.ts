@@ -1,13 +1,9 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { DshError } from '@dsh/protocol'
 import type { SubprocessSeam } from '../subprocess/types.js'
 
 /** A regular file with more than one link, found under a writable root. */
 export interface LinkedFile { path: string; inode: string; nlink: number }
-
-/** Above this many files linked to the outside, confinement is refused (binding each would be slow and fragile). */
-export const MAX_OUTSIDE_LINKS = 2000
 
 /**
  * Every regular file under `root` whose link count is above one (symlinks not followed,
@@ -61,9 +57,9 @@ async function walkLinked(root: string): Promise<LinkedFile[]> {
 
 /**
  * The linked files of the roots whose other links are not all inside the roots: writing
- * through them would change a file outside. Throws SANDBOX_HARDLINKS above `limit`.
+ * through them would change a file outside.
  */
-export function outsideLinks(scans: readonly (readonly LinkedFile[])[], limit = MAX_OUTSIDE_LINKS): LinkedFile[] {
+export function outsideLinks(scans: readonly (readonly LinkedFile[])[]): LinkedFile[] {
   const inside = new Map<string, Set<string>>()
   for (const scan of scans) for (const f of scan) {
     let paths = inside.get(f.inode)
@@ -71,16 +67,9 @@ export function outsideLinks(scans: readonly (readonly LinkedFile[])[], limit = 
     paths.add(f.path)
   }
   const seen = new Set<string>()
-  const out = scans.flat().filter((f) => {
+  return scans.flat().filter((f) => {
     if (seen.has(f.path)) return false
     seen.add(f.path)
     return (inside.get(f.inode)?.size ?? 0) < f.nlink
   })
-  if (out.length > limit) {
-    throw new DshError('SANDBOX_HARDLINKS',
-      `${out.length} files in the writable roots are hard links to files outside them (e.g. ${out.slice(0, 3).map((f) => f.path).join(', ')}); `
-      + `a command writing through one would change the outside file, and more than ${limit} cannot be confined one by one.`,
-      { hint: 'break the links (e.g. clone with `git clone --no-hardlinks`, or copy the files over themselves), or choose danger-full-access knowingly' })
-  }
-  return out
 }

@@ -4,6 +4,7 @@ import { DshError, type ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
 import type { SubprocessSeam } from '../subprocess/types.js'
 import { outsideLinks, scanLinkedFiles, type LinkedFile } from './hardlinks.js'
+import { planHolds, planLinkMounts, type LinkPlan } from './link-plan.js'
 import type { SandboxMechanism, SandboxSeam, SandboxStatus } from './types.js'
 
 export const SANDBOX_HINT = 'Install bubblewrap (e.g. `apt-get install bubblewrap`), or choose the danger-full-access '
@@ -13,6 +14,7 @@ export const SANDBOX_HINT = 'Install bubblewrap (e.g. `apt-get install bubblewra
 export class LocalSandbox extends Service implements SandboxSeam {
   private status: Promise<{ status: SandboxStatus; mechanism: SandboxMechanism | null }> | undefined
   private readonly scans = new Map<string, Promise<LinkedFile[]>>()
+  private readonly plans = new Map<string, Promise<LinkPlan>>()
 
   /**
    * `masked()`: the files to make unreadable inside; `maskedDirs()`: directories every file of
@@ -74,9 +76,25 @@ export class LocalSandbox extends Service implements SandboxSeam {
     const scans = await this.scanRoots([...new Set([policy.cwd, ...writable])].filter((r) => r !== '/'))
     const masked = [...secrets, ...[...scans.values()].flat().filter((f) => secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)]
       .filter((f) => !hidden(f)) // covered by its directory's mount (its inode still masks links elsewhere)
-    const writableScans = writable.flatMap((r) => (scans.has(r) ? [scans.get(r)!] : []))
-    const readOnly = outsideLinks(writableScans).filter((f) => !secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)
-    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly, hiddenDirs })
+    const links = await this.linkPlan(writable.filter((r) => scans.has(r)), scans, secretInodes)
+    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly: links.readOnly, writable: links.writable, hiddenDirs })
+  }
+
+  /** The mounts for the outside links of these writable roots: planned once per set of roots, again when a planned path changed. */
+  private async linkPlan(roots: string[], scans: Map<string, LinkedFile[]>, secretInodes: ReadonlySet<string>): Promise<LinkPlan> {
+    const key = roots.join('\0')
+    const cached = this.plans.get(key)
+    if (cached) {
+      const plan = await cached
+      if (planHolds(plan)) return plan
+    }
+    const linked = roots.map((r) => scans.get(r)!)
+    const outside = outsideLinks(linked).filter((f) => !secretInodes.has(f.inode) && stillIs(f))
+    const far = new Set(outside.map((f) => f.path))
+    const inside = new Set(linked.flat().map((f) => f.path).filter((p) => !far.has(p)))
+    const plan = planLinkMounts(outside, roots, { inside })
+    this.plans.set(key, plan)
+    return plan
   }
 
   /**

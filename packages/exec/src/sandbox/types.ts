@@ -26,8 +26,10 @@ export interface Confinement {
   masked?: readonly string[]
   /** Made empty and read-only inside (an empty read-only tmpfs over each): directories every file of which, present or future, is secret. */
   hiddenDirs?: readonly string[]
-  /** Made read-only inside although under a writable root: hard links to files outside the roots. */
+  /** Made read-only inside although under a writable root: hard links to files outside the roots, or directories of them. */
   readOnly?: readonly string[]
+  /** Made writable again inside a `readOnly` directory (mounted after it): files and directories holding no outside link. */
+  writable?: readonly string[]
 }
 
 /**
