@@ -68,10 +68,11 @@ export async function planLinkMounts(outside: readonly LinkedFile[], roots: read
   const W = new Map<string, number>()
   const R = new Map<string, number>()
   const exceptions = new Map<string, string[]>()
+  const known = new Set([...files, ...linkedDirs])
   for (const dir of linkedDirs) {
     const subdirs = [...(dirsIn.get(dir) ?? [])]
     W.set(dir, (filesIn.get(dir)?.length ?? 0) + sum(subdirs.map((c) => Math.min(W.get(c)!, 1 + R.get(c)!))))
-    const own = pinned.has(dir) ? undefined : await writableEntries(dir, new Set([...files, ...subdirs]), inside)
+    const own = pinned.has(dir) ? undefined : await writableEntries(dir, known, inside)
     exceptions.set(dir, own ?? [])
     R.set(dir, own ? own.length + sum(subdirs.map((c) => R.get(c)!)) : Infinity)
   }
