@@ -25,14 +25,19 @@ export interface LauncherInit {
   stderr: NodeJS.WritableStream
 }
 
-export type LauncherSignal = 'SIGINT' | 'SIGTERM'
+export type LauncherSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP'
+
+/** The exit code of a run a signal ended: 128 + the signal's number (SIGHUP 129, SIGINT 130, SIGTERM 143). */
+export function signalExitCode(signal: LauncherSignal): number {
+  return signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
+}
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
     launcher: Launcher
   }
   interface Events {
-    /** The process got SIGINT/SIGTERM. A holding surface should wind down and call `exit()`. */
+    /** The process got SIGINT/SIGTERM/SIGHUP (its terminal closed). A holding surface should wind down and call `exit()` (with `signalExitCode`). */
     'launcher/signal'(signal: LauncherSignal): void
   }
 }

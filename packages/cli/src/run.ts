@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import { composeProfile, homePatchFile, interpretSchemas, Launcher, Mounter, openProfile, patchCache, searchDirs, type ComposedRow, type LayerOptions, type LauncherSignal, type RowStatus } from '@dsh/boot'
+import { composeProfile, homePatchFile, interpretSchemas, Launcher, Mounter, openProfile, patchCache, searchDirs, type ComposedRow, type LayerOptions, signalExitCode, type LauncherSignal, type RowStatus } from '@dsh/boot'
 import { isDshError } from '@dsh/protocol'
 import { DEFAULT_PROFILE, type Args } from './args.js'
 import type { LaunchEnv } from './env.js'
@@ -41,7 +41,7 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   let signals = 0
   const onSignal = (signal: LauncherSignal) => {
     signals++
-    const code = signal === 'SIGINT' ? 130 : 143
+    const code = signalExitCode(signal)
     if (signals > 1 || launcher.holds === 0) return launcher.exit(code)
     io.stderr.write(`\n${signal}: asking the surface to stop (send it again to exit now)\n`)
     try {
@@ -53,8 +53,10 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   }
   const sigint = () => onSignal('SIGINT')
   const sigterm = () => onSignal('SIGTERM')
+  const sighup = () => onSignal('SIGHUP')
   process.on('SIGINT', sigint)
   process.on('SIGTERM', sigterm)
+  process.on('SIGHUP', sighup)
 
   let watcher: { close(): void } | undefined
   let reloads: Promise<void> = Promise.resolve()
@@ -104,6 +106,7 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
     watcher?.close()
     process.off('SIGINT', sigint)
     process.off('SIGTERM', sigterm)
+    process.off('SIGHUP', sighup)
     await unwind(root, mounter, reloads)
   }
 

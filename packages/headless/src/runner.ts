@@ -28,7 +28,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
+const EXIT = { completed: 0, failed: 1, usage: 2 } as const
 
 /** A value the user passed as a flag that the host refused (an unknown --provider or --agent): a usage error, exit 2. */
 function flagRefused(error: unknown, args: HeadlessArgs): boolean {
@@ -229,9 +229,10 @@ export async function runHeadless(ctx: Context): Promise<number> {
     if (sessionId === undefined) early.push([id, print])
     else if (id === sessionId) print()
   }))
-  let interrupted = false
-  const disposeSignal = ctx.on('launcher/signal', () => {
-    interrupted = true
+  /** The exit code of the signal that cancelled the turn (128 + its number). */
+  let interrupted: number | undefined
+  const disposeSignal = ctx.on('launcher/signal', (signal) => {
+    interrupted = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
     if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
     return true
   })
@@ -284,7 +285,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
     }
     if (outcome.reason === 'aborted') {
       err('ABORTED: the turn was cancelled')
-      return interrupted ? EXIT.interrupted : EXIT.failed
+      return interrupted ?? EXIT.failed
     }
     // a turn cut at the token limit still shows what it wrote
     if (outcome.reason === 'max-tokens' && outcome.text && !args.json) out(outcome.text)

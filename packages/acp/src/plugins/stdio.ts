@@ -51,7 +51,7 @@ export function apply(ctx: Context): void {
   launcher.pin('an ACP client is connected (restarting rows would drop its sessions)')
   ctx.effect(() => guardStdout(), 'acp: console off stdout')
   const stdout = launcher.stdout as Writable
-  /** The exit code once the connection has closed: 0 at stdin EOF, 1 when stdin failed, 130/143 on a signal. */
+  /** The exit code once the connection has closed: 0 at stdin EOF, 1 when stdin failed, 130/143/129 on SIGINT/SIGTERM/SIGHUP. */
   let code = 0
   const swallow = () => undefined
   stdout.on('error', swallow)
@@ -68,7 +68,7 @@ export function apply(ctx: Context): void {
   const handle = ctx.acpServer.connect(stream, { defaults: command.defaults, ...(debug ? { debug } : {}) })
   debug?.('serving ACP on stdio')
   ctx.on('launcher/signal', (signal) => {
-    code = signal === 'SIGINT' ? 130 : 143
+    code = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
     void handle.close()
     return true
   })

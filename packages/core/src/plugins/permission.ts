@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { rmSync } from 'node:fs'
 import { z } from 'zod'
+import { releaseSessionTmp } from '../home/tmp.js'
 import { PermissionService } from '../safety/permission.js'
 
 export const name = 'permission'
@@ -17,5 +17,5 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
   ctx.sessions.defineEventType('workspace/roots')
   new PermissionService(ctx, config.default, config.network)
   // a closed session's temp root (command TMPDIR, spilled output) goes with it
-  ctx.on('session/closed', (session) => rmSync(PermissionService.tmpRoot(session.id), { recursive: true, force: true }))
+  ctx.on('session/closed', (session) => releaseSessionTmp(session.id))
 }

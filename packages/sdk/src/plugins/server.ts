@@ -16,7 +16,7 @@ export const Config = z.object({
 /**
  * `dsh sdk`: serves the launcher's stdio to one client (see SdkCarrier). stdout carries
  * frames only (console.log/info/debug go to stderr while it serves); stdin EOF closes the
- * host connection and exits 0; SIGINT/SIGTERM do the same with 130/143.
+ * host connection and exits 0; SIGINT/SIGTERM/SIGHUP do the same with 130/143/129.
  * `--print-schema` prints rpc/describe and exits.
  */
 export function apply(ctx: Context, config: z.output<typeof Config>): void {
@@ -47,7 +47,7 @@ export function apply(ctx: Context, config: z.output<typeof Config>): void {
   })
   let code = 0
   ctx.on('launcher/signal', (signal) => {
-    code = signal === 'SIGINT' ? 130 : 143
+    code = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
     void carrier.close(signal)
     return true
   })

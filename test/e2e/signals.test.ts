@@ -1,0 +1,101 @@
+import { chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { collect, tempDir, waitForOutput } from './helpers/dsh.js'
+import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
+import { useDshWorld } from './helpers/world.js'
+
+// 0100: a terminal closed (SIGHUP) or a SIGTERM ends dsh like Ctrl-C — cancel logged, the
+// command's group killed, the session's temp root removed — with the signal's own exit code;
+// the temp roots of sessions whose process died are swept by the next dsh.
+// Several dsh processes share the mock model in the sweep test, so requests are not matched to one log.
+const world = useDshWorld({ logsCheck: false })
+const uid = process.getuid!()
+
+async function until(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached in time')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** A TMPDIR of the test's own, and the per-user base of temp roots under it. */
+function tmp() {
+  const dir = tempDir('dsh-e2e-tmpdir-')
+  return { env: { TMPDIR: dir }, base: join(dir, `dsh-${uid}`) }
+}
+
+describe('signals', () => {
+  it.each([['SIGTERM', 143], ['SIGHUP', 129]] as const)('%s mid-tool: exit %i, the cancel logged, the command gone, the temp root removed', async (signal, code) => {
+    const { env, base } = tmp()
+    const marker = `sleep ${6000 + Math.floor(Math.random() * 999)}`
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `${marker}; echo never` } }] }])
+    const child = world.spawn(['--profile', 'headless', 'wait'], { env })
+    const done = collect(child)
+    const id = sessionIdOf(await waitForOutput(child.stderr!, (t) => t.includes('→ bash')))
+    await until(() => processesMatching(marker).length > 0)
+    expect(existsSync(join(base, id))).toBe(true)
+    child.kill(signal)
+    const result = await done
+    expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null })
+    expect(result.stderr).toContain('ABORTED: the turn was cancelled')
+    const { events } = readSessionFile(world.home, id)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(1)
+    await until(() => processesMatching(marker).length === 0)
+    expect(readdirSync(base)).toEqual([])
+  })
+})
+
+describe('temp roots of dead sessions', () => {
+  it('the next dsh sweeps a killed session\'s temp root; a live session\'s, another user\'s, a symlink and an unmarked folder stay', async () => {
+    const { env, base } = tmp()
+    // a session whose process was killed with -9 mid-tool
+    const deadMarker = `sleep ${7000 + Math.floor(Math.random() * 999)}`
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: deadMarker } }] }])
+    const killed = world.spawn(['--profile', 'headless', 'start'], { env })
+    const killedDone = collect(killed)
+    const dead = sessionIdOf(await waitForOutput(killed.stderr!, (t) => t.includes('→ bash')))
+    await until(() => processesMatching(deadMarker).length > 0)
+    killed.kill('SIGKILL')
+    await killedDone
+    for (const pid of processesMatching(deadMarker)) process.kill(pid, 'SIGKILL')
+    expect(readdirSync(base).sort()).toEqual([dead, `${dead}.owner`])
+
+    // a live session in another process
+    const marker = `sleep ${8000 + Math.floor(Math.random() * 999)}`
+    world.model.setScript([
+      { toolCalls: [{ name: 'bash', arguments: { command: marker } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > "$TMPDIR/mine"' } }] },
+      { text: 'done' },
+    ])
+    const live = world.spawn(['--profile', 'headless', 'hold'], { env })
+    const liveDone = collect(live)
+    const liveId = sessionIdOf(await waitForOutput(live.stderr!, (t) => t.includes('→ bash')))
+    await until(() => processesMatching(marker).length > 0)
+
+    // another user's folder claiming a dead owner, a symlink to a folder of ours, a folder without an owner file
+    const foreign = join(base, 'foreign')
+    mkdirSync(foreign)
+    writeFileSync(join(base, 'foreign.owner'), '999999999 1\n')
+    chownSync(foreign, 65534, 65534)
+    const target = tempDir('dsh-e2e-target-')
+    writeFileSync(join(target, 'keep'), 'k')
+    symlinkSync(target, join(base, 'link'))
+    writeFileSync(join(base, 'link.owner'), '999999999 1\n')
+    mkdirSync(join(base, 'unmarked'))
+
+    const result = await world.headless(['go'], { env })
+    expect(result.code, result.stderr).toBe(0)
+    const next = sessionIdOf(result.stderr)
+    expect(existsSync(join(base, dead))).toBe(false)
+    expect(existsSync(join(base, `${dead}.owner`))).toBe(false)
+    expect(existsSync(join(base, liveId))).toBe(true)
+    expect(existsSync(join(base, next))).toBe(false) // its own, removed when it closed
+    expect(existsSync(join(target, 'keep'))).toBe(true)
+    expect(readdirSync(base).sort()).toEqual(['foreign', 'foreign.owner', 'link', 'link.owner', liveId, `${liveId}.owner`, 'unmarked'].sort())
+    live.kill('SIGINT')
+    expect((await liveDone).code).toBe(130)
+  })
+})
