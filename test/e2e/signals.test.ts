@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { collect, tempDir, waitForOutput } from './helpers/dsh.js'
+import { DSH_BIN, cleanEnv, collect, tempDir, waitForOutput } from './helpers/dsh.js'
 import { processesMatching, readSessionFile, sessionIdOf } from './helpers/session-file.js'
 import { useDshWorld } from './helpers/world.js'
 
@@ -40,6 +41,45 @@ describe('signals', () => {
     const result = await done
     expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null })
     expect(result.stderr).toContain('ABORTED: the turn was cancelled')
+    const { events } = readSessionFile(world.home, id)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(1)
+    await until(() => processesMatching(marker).length === 0)
+    expect(readdirSync(base)).toEqual([])
+  })
+})
+
+// dsh on a real pseudo-terminal whose other side closes (the terminal window goes away) once
+// the command has started: the kernel sends SIGHUP and every later write to it fails with EIO.
+const CLOSE_TERMINAL = `
+import json, os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b''
+deadline = time.time() + 60
+while not os.path.exists('started') and time.time() < deadline:
+    if select.select([fd], [], [], 0.05)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+os.close(fd)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({'output': out.decode('utf-8', 'replace'), 'code': os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, 'signal': None if os.WIFEXITED(status) else os.WTERMSIG(status)}))
+`
+
+describe('a closed terminal', () => {
+  it('hangs dsh up like SIGTERM: exit 129 (no crash on the dead terminal), the cancel logged, the command gone, the temp root removed', async () => {
+    const { env, base } = tmp()
+    const marker = `sleep ${9000 + Math.floor(Math.random() * 999)}`
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `touch started; ${marker}` } }] }])
+    const python = spawn('python3', ['-c', CLOSE_TERMINAL, DSH_BIN, '--profile', 'headless', 'wait'], { cwd: world.workspace, env: cleanEnv(world.env(env)), stdio: ['pipe', 'pipe', 'pipe'] })
+    const run = await collect(python, { timeoutMs: 90_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const result = JSON.parse(run.stdout) as { output: string; code: number | null; signal: number | null }
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 129, signal: null })
+    const id = sessionIdOf(result.output.replace(/\r\n/g, '\n'))
     const { events } = readSessionFile(world.home, id)
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(1)

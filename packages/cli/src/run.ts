@@ -1,4 +1,6 @@
+import { closeSync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { isatty } from 'node:tty'
 import { Context } from '@deepseek-ai/cordis'
 import { composeProfile, homePatchFile, interpretSchemas, Launcher, Mounter, openProfile, patchCache, searchDirs, type ComposedRow, type LayerOptions, signalExitCode, type LauncherSignal, type RowStatus } from '@dsh/boot'
 import { isDshError } from '@dsh/protocol'
@@ -53,7 +55,19 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   }
   const sigint = () => onSignal('SIGINT')
   const sigterm = () => onSignal('SIGTERM')
-  const sighup = () => onSignal('SIGHUP')
+  // A closed terminal hangs up (SIGHUP) and answers every later write with EIO: an 'error'
+  // event nobody handles would crash dsh before the cancel is logged, and Node 20 aborts at
+  // exit when it cannot restore the terminal's modes (tcsetattr: EIO). So the descriptors
+  // that were the terminal become /dev/null at the hang-up (Node skips a descriptor that is
+  // no longer the file it saw at start); a stderr write error has no one else to tell anyway.
+  const terminal = [0, 1, 2].filter((fd) => isatty(fd))
+  const unread = () => undefined
+  process.stderr.on('error', unread)
+  const sighup = () => {
+    process.stdout.on('error', unread)
+    for (const fd of terminal.splice(0)) detachTerminal(fd)
+    onSignal('SIGHUP')
+  }
   process.on('SIGINT', sigint)
   process.on('SIGTERM', sigterm)
   process.on('SIGHUP', sighup)
@@ -172,5 +186,16 @@ function debugStacks(launch: LaunchEnv, mounter: Mounter, rows: readonly Compose
   for (const { row } of rows) {
     const error = mounter.error(row.id)
     if (error instanceof Error && error.stack) launch.io.stderr.write(`row ${row.id}: ${error.stack}\n`)
+  }
+}
+
+/** Points `fd` (a terminal that hung up) at /dev/null: the lowest free descriptor is the one just closed. */
+function detachTerminal(fd: number): void {
+  try {
+    closeSync(fd)
+    const again = openSync('/dev/null', fd === 0 ? 'r' : 'w')
+    if (again !== fd) closeSync(again)
+  } catch {
+    // left as it was: writes to it fail with EIO, which the listeners above absorb
   }
 }

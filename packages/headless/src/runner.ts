@@ -242,7 +242,8 @@ export async function runHeadless(ctx: Context): Promise<number> {
   onStdoutClosed = cancelled
   const closedReport = () => {
     err('STDOUT_CLOSED: stdout was closed before dsh finished writing; the turn was cancelled')
-    return EXIT.failed
+    // a terminal that closed sends SIGHUP as well: the signal's code
+    return interrupted ?? EXIT.failed
   }
   try {
     try {
