@@ -9,6 +9,7 @@ import type { SandboxSeam } from '../sandbox/types.js'
 import type { SpawnResult, SubprocessSeam } from '../subprocess/types.js'
 import { buildEnv, type EnvRules } from './env.js'
 import { OutputSink, UnreadBuffer, type SinkLimits } from './output.js'
+import { checkCommand, explainSpawnError } from './text.js'
 import type { JobInfo, JobOutput, JobStartOptions, ShellRunOptions, ShellRunResult, ShellSeam } from './types.js'
 
 export interface LocalShellOptions extends SinkLimits {
@@ -83,6 +84,7 @@ export class LocalShell extends Service implements ShellSeam {
   }
 
   private async prepare(command: string, policy: ExecPolicy, cwd: string, extra: Record<string, string> | undefined, prefix: string) {
+    checkCommand(command)
     const tmp = this.options.tmpDir ? this.options.tmpDir(policy) : this.tmpRoot(policy)
     const spillDir = this.options.spillDir ? this.options.spillDir(policy) : tmp
     const argv = await this.sandbox.wrap([this.options.bashPath, '-c', command], policy, cwd)
@@ -117,6 +119,8 @@ export class LocalShell extends Service implements ShellSeam {
           if (text) options.onData(text)
         },
       })
+    } catch (error) {
+      throw explainSpawnError(error, command)
     } finally {
       sink.close()
     }
@@ -164,7 +168,7 @@ export class LocalShell extends Service implements ShellSeam {
       },
     }).then(
       (result) => { job.result = wrapped ? { ...result, ...sandboxedExit(result) } : result },
-      (error: unknown) => { job.error = (error as Error).message },
+      (error: unknown) => { job.error = (explainSpawnError(error, command) as Error).message },
     ).finally(() => {
       sink.close()
       spawned()

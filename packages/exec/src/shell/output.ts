@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import type { Truncation } from './render.js'
+import { binaryNote, outputText } from './text.js'
 
 export interface SinkLimits {
   maxBytes: number
@@ -147,13 +148,16 @@ export class OutputSink {
     if (cutByLines) this.openSpill()
     const all = this.tail ? this.tail.contents() : Buffer.concat(this.head)
     this.close()
-    if (!this.path) return { output: all.toString('utf8') }
+    if (!this.path) return { output: outputText(all) }
     let buf = all.length > this.limits.maxBytes ? all.subarray(all.length - this.limits.maxBytes) : all
     if (buf.length < this.totalBytes) {
       // Start at a line boundary unless the tail is one long line.
       const nl = buf.indexOf(NL)
       if (nl !== -1 && nl < buf.length - 1) buf = buf.subarray(nl + 1)
     }
+    const binary = binaryNote(buf, true)
+    // not text: one line, the whole stream is in the spill file
+    if (binary) return { output: binary, truncation: { spillPath: this.path, totalBytes: this.totalBytes, totalLines: this.totalLines, shownLines: 1 } }
     let text = decodeTail(buf)
     const lines = text.split('\n')
     const trailing = lines.at(-1) === '' ? 1 : 0
@@ -203,6 +207,6 @@ export class UnreadBuffer {
     this.chunks = []
     this.bytes = 0
     this.dropped = 0
-    return { text: dropped > 0 ? decodeTail(joined) : joined.toString('utf8'), dropped }
+    return { text: binaryNote(joined, dropped > 0) ?? (dropped > 0 ? decodeTail(joined) : joined.toString('utf8')), dropped }
   }
 }
