@@ -69,6 +69,11 @@ const dshPlugin = {
   name: 'dsh-bundle',
   setup(b) {
     b.onResolve({ filter: /^dsh-bundle:/ }, (args) => ({ path: args.path.slice('dsh-bundle:'.length), namespace: 'dsh-bundle' }))
+    // zod's `locales` namespace (64 languages, ~40 % of zod's source) holds only `en`, the one
+    // zod installs itself; nothing in the tree calls `z.config(z.locales.xx())` (0095)
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)
+      ? { path: 'zod-locales', namespace: 'dsh-bundle', pluginData: { en: join(dirname(args.importer), '../locales/en.js') } }
+      : undefined))
     b.onLoad({ filter: /.*/, namespace: 'dsh-bundle' }, (args) => {
       if (args.path === 'register') {
         return {
@@ -79,6 +84,7 @@ const dshPlugin = {
         }
       }
       if (args.path === 'dsh' || args.path === 'dsh-acp') return { resolveDir: root, loader: 'js', contents: `import 'dsh-bundle:register'\nimport ${JSON.stringify(join(cli, `bin/${args.path}.ts`))}\n` }
+      if (args.path === 'zod-locales') return { resolveDir: root, loader: 'js', contents: `export { default as en } from ${JSON.stringify(args.pluginData.en)}\n` }
       if (args.path === 'cordis') return { resolveDir: root, loader: 'js', contents: `export * from '@deepseek-ai/cordis'\n` }
       return undefined
     })

@@ -20,7 +20,8 @@ export interface LauncherInit {
   cwd: string
   env: Record<string, string | undefined>
   version: string
-  stdin: NodeJS.ReadableStream
+  /** Or a function giving it on first use (`process.stdin` makes a stream when first read: 0095). */
+  stdin: NodeJS.ReadableStream | (() => NodeJS.ReadableStream)
   stdout: NodeJS.WritableStream
   stderr: NodeJS.WritableStream
 }
@@ -49,7 +50,6 @@ export class Launcher extends Service {
   readonly cwd: string
   readonly env: Record<string, string | undefined>
   readonly version: string
-  readonly stdin: NodeJS.ReadableStream
   readonly stdout: NodeJS.WritableStream
   readonly stderr: NodeJS.WritableStream
   /** Resolves once every row has been mounted and the tree has settled. */
@@ -63,6 +63,7 @@ export class Launcher extends Service {
   private _resolveReady!: () => void
   private _resolveExit!: (code: number) => void
   private _onIdle: (() => void) | undefined
+  private _stdin: NodeJS.ReadableStream | (() => NodeJS.ReadableStream)
 
   constructor(ctx: Context, init: LauncherInit) {
     super(ctx, 'launcher')
@@ -72,11 +73,16 @@ export class Launcher extends Service {
     this.cwd = init.cwd
     this.env = init.env
     this.version = init.version
-    this.stdin = init.stdin
+    this._stdin = init.stdin
     this.stdout = init.stdout
     this.stderr = init.stderr
     this.ready = new Promise((r) => { this._resolveReady = r })
     this.exited = new Promise((r) => { this._resolveExit = r })
+  }
+
+  get stdin(): NodeJS.ReadableStream {
+    if (typeof this._stdin === 'function') this._stdin = this._stdin()
+    return this._stdin
   }
 
   /**

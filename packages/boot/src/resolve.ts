@@ -18,6 +18,22 @@ export interface ResolveOptions {
   base?: string
   /** Export conditions, in addition to `default`. Defaults to node + import. */
   conditions?: readonly string[]
+  /**
+   * Package directories and manifests already found, shared by the resolutions of one
+   * composition (the mounter makes one per `apply`, so a reload sees the disk again): thirty
+   * rows name a handful of packages (0095).
+   */
+  memo?: ResolveMemo
+}
+
+/** See {@link ResolveOptions.memo}. */
+export interface ResolveMemo {
+  dirs: Map<string, string | undefined>
+  manifests: Map<string, Record<string, unknown>>
+}
+
+export function resolveMemo(): ResolveMemo {
+  return { dirs: new Map(), manifests: new Map() }
 }
 
 export const DEFAULT_CONDITIONS: readonly string[] = ['node', 'import']
@@ -29,14 +45,18 @@ export function resolveModule(specifier: string, options: ResolveOptions): strin
     return existing(resolve(from, specifier), specifier, options.base)
   }
   const { pkg, subpath } = splitSpecifier(specifier)
-  const pkgDir = findPackageDir(pkg, options.searchDirs)
+  const memo = options.memo
+  const dirKey = `${pkg}\0${options.searchDirs.join('\0')}`
+  const pkgDir = memo?.dirs.has(dirKey) ? memo.dirs.get(dirKey) : findPackageDir(pkg, options.searchDirs)
+  memo?.dirs.set(dirKey, pkgDir)
   if (!pkgDir) {
     throw new DshError('MODULE_NOT_FOUND', `cannot find package ${pkg}`, {
       data: { specifier, searched: [...options.searchDirs] },
       hint: pkg.startsWith('@dsh/') ? `${pkg} is not part of this build of dsh` : `install it into the profile: dsh plugin --profile <name> add ${pkg}`,
     })
   }
-  const manifest = readManifest(pkgDir)
+  const manifest = memo?.manifests.get(pkgDir) ?? readManifest(pkgDir)
+  memo?.manifests.set(pkgDir, manifest)
   const conditions = new Set([...(options.conditions ?? DEFAULT_CONDITIONS), 'default'])
   if (manifest.exports !== undefined && manifest.exports !== null) {
     const target = matchExports(manifest.exports, subpath, conditions)
@@ -46,7 +66,7 @@ export function resolveModule(specifier: string, options: ResolveOptions): strin
   if (subpath === '.') return existing(resolve(pkgDir, typeof manifest.main === 'string' ? manifest.main : 'index.js'), specifier)
   const file = join(pkgDir, subpath)
   for (const candidate of [file, `${file}.js`, `${file}.mjs`, join(file, 'index.js')]) {
-    if (isFile(candidate)) return realpathSync(candidate)
+    if (isFile(candidate)) return realpathSync.native(candidate)
   }
   throw new DshError('MODULE_NOT_FOUND', `cannot find ${specifier} in ${pkgDir}`, { data: { specifier } })
 }
@@ -147,5 +167,5 @@ function existing(path: string, specifier: string, base?: string): string {
   if (!isFile(path)) {
     throw new DshError('MODULE_NOT_FOUND', `cannot find module ${specifier}${base ? ` (relative to ${base})` : ''}: ${path} does not exist`, { data: { specifier, path } })
   }
-  return realpathSync(path)
+  return realpathSync.native(path)
 }

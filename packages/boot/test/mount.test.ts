@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
@@ -208,6 +209,18 @@ describe('Launcher', () => {
     await fiber.dispose()
     expect([launcher.holds, idle]).toEqual([0, [0]])
     expect((root.get('launcher') as Launcher).argv).toEqual(['task'])
+  })
+
+  it('takes stdin as a function called on first use, once, also through the service (0095)', async () => {
+    const root = new Context()
+    let calls = 0
+    const stream = new PassThrough()
+    new Launcher(root, { ...init, stdin: () => { calls++; return stream } })
+    expect(calls).toBe(0)
+    const seen: unknown[] = []
+    await root.plugin({ name: 'surface', inject: ['launcher'], apply: (ctx: Context) => { seen.push(ctx.launcher.stdin, ctx.launcher.stdin) } })
+    expect(seen).toEqual([stream, stream])
+    expect(calls).toBe(1)
   })
 
   it('the first exit code wins', async () => {

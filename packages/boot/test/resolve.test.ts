@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isDshError } from '@dsh/protocol'
-import { matchExports, resolveModule, splitSpecifier } from '../src/index.js'
+import { matchExports, resolveMemo, resolveModule, splitSpecifier } from '../src/index.js'
 
 function tree(files: Record<string, string>): string {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-resolve-')))
@@ -77,6 +77,24 @@ describe('resolveModule', () => {
       `MODULE_NOT_FOUND: cannot find module @s/lib/missing: ${join(root, 'app/node_modules/@s/lib/dist/plugins/missing.js')} does not exist`,
       `MODULE_NOT_FOUND: cannot find module ./nothere.js (relative to ${join(root, 'patches/p.yml')}): ${join(root, 'patches/nothere.js')} does not exist`,
     ])
+  })
+})
+
+describe('resolveModule with a memo (one per composition: 0095)', () => {
+  it('finds a package and reads its manifest once per memo; a new memo sees the disk again (a reload)', () => {
+    const root = tree({
+      'p/node_modules/m/package.json': pkg({ name: 'm', exports: { './a': './a.js', './b': './b.js' } }),
+      'p/node_modules/m/a.js': '', 'p/node_modules/m/b.js': '', 'p/node_modules/m/a2.js': '',
+    })
+    const memo = resolveMemo()
+    const r = (spec: string, m = memo) => resolveModule(spec, { searchDirs: [join(root, 'p')], memo: m })
+    expect([r('m/a'), r('m/b')]).toEqual([join(root, 'p/node_modules/m/a.js'), join(root, 'p/node_modules/m/b.js')])
+    expect([...memo.manifests.keys()]).toEqual([join(root, 'p/node_modules/m')])
+    expect(memo.dirs.size).toBe(1)
+    writeFileSync(join(root, 'p/node_modules/m/package.json'), pkg({ name: 'm', exports: { './a': './a2.js' } }))
+    expect(r('m/a')).toBe(join(root, 'p/node_modules/m/a.js')) // the same composition: the manifest it read
+    expect(r('m/a', resolveMemo())).toBe(join(root, 'p/node_modules/m/a2.js'))
+    expect(() => r('m/b', resolveMemo())).toThrow(/does not export/)
   })
 })
 

@@ -45,8 +45,12 @@ export class BundleLoader {
   private readonly nodeRequire: NodeJS.Require
   private readonly host: BundleHost
 
+  /** File URL of `dir`, ending in `/` (a file's URL is this + its [\w.-] name: LOCAL). */
+  private readonly dirUrl: string
+
   constructor(private readonly options: LoaderOptions) {
     this.nodeRequire = createRequire(join(options.dir, 'index.js'))
+    this.dirUrl = pathToFileURL(join(options.dir, '/')).href
     this.host = { ...options.host, load: (url) => this.load(url) }
   }
 
@@ -65,7 +69,7 @@ export class BundleLoader {
     this.modules.set(name, module)
     const fn = script.runInThisContext() as (...args: unknown[]) => void
     try {
-      fn.call(undefined, module.exports, (s: string) => this.require(s), module, pathToFileURL(file).href, this.host)
+      fn.call(undefined, module.exports, (s: string) => this.require(s), module, this.dirUrl + name, this.host)
     } catch (error) {
       this.modules.delete(name)
       throw error

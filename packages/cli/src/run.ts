@@ -35,7 +35,7 @@ export async function run(args: Extract<Args, { type: 'run' }>, launch: LaunchEn
   installLogExporter(root, io)
   const launcher = new Launcher(root, {
     argv: args.argv, home: launch.home, profile: profile.name, cwd: launch.cwd, env: launch.env,
-    version: launch.version, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
+    version: launch.version, stdin: () => process.stdin, stdout: process.stdout, stderr: process.stderr,
   })
   const mounter = new Mounter({ root, searchDirs: searchDirs(profile, launch.dshRoot) })
   const reporter = new TreeReporter(launch.env.DSH_TREE_REPORT, root, mounter, profile.name)

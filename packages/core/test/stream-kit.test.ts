@@ -1,5 +1,6 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { httpFailure, parseRetryAfter } from '../src/llm/stream-kit.js'
+import { httpFailure, parseRetryAfter, postSse } from '../src/llm/stream-kit.js'
 
 describe('stream-kit', () => {
   it('reads retry-after as seconds, HTTP date or retry-after-ms', () => {
@@ -21,5 +22,21 @@ describe('stream-kit', () => {
     expect(map(413, 'Request exceeds the context window').code).toBe('CONTEXT_WINDOW_EXCEEDED')
     expect(map(404, 'model not found')).toMatchObject({ code: 'BAD_REQUEST', message: 'provider "p" rejected the request (HTTP 404): model not found' })
     expect(map(502, '<html>bad gateway</html>')).toMatchObject({ code: 'SERVER', retryable: true })
+  })
+
+  it('an https:// URL speaks TLS (node:https, loaded on first use: 0095), an http:// one plain HTTP', async () => {
+    const firstBytes: Buffer[] = []
+    const server = createServer((socket) => socket.once('data', (d: Buffer) => { firstBytes.push(d); socket.destroy() }))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as AddressInfo
+    try {
+      for (const scheme of ['https', 'http']) {
+        const stream = postSse({ url: `${scheme}://127.0.0.1:${port}/v1/chat`, headers: {}, body: '{}', signal: new AbortController().signal, idleTimeoutMs: 5000, provider: 'p', apiKey: 'k' })
+        await expect(stream.next()).rejects.toThrow()
+      }
+    } finally {
+      server.close()
+    }
+    expect(firstBytes.map((b) => b[0])).toEqual([0x16, 'P'.charCodeAt(0)]) // a TLS handshake record, then "POST"
   })
 })

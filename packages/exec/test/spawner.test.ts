@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import { isDshError } from '@dsh/protocol'
@@ -19,6 +19,17 @@ function alive(pid: number): boolean {
   if (!existsSync(`/proc/${pid}/stat`)) return false
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+}
+
+/** This process's live perl children (spawners). */
+function perlChildren(): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try {
+      return parentOf(pid) === process.pid && alive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('perl\0')
+    } catch {
+      return false
+    }
+  })
 }
 
 /** A tree holding only the subprocess seam; `dispose` unplugs it. */
@@ -51,6 +62,23 @@ describe('the spawner (0080)', () => {
     expect((await forkedBy(root)).parent).toBe(spawner)
     await root.dispose()
     await until(() => !alive(spawner))
+  })
+
+  it('starts with the tree, before the first command (0095), and a tree disposed before it is up leaves no perl behind', async () => {
+    const root = await tree()
+    await until(() => local(root).spawnerPid !== undefined)
+    const spawner = local(root).spawnerPid!
+    expect((await forkedBy(root)).parent).toBe(spawner)
+    await root.dispose()
+    await until(() => !alive(spawner))
+
+    const early = await tree()
+    const seam = local(early)
+    const perls = perlChildren()
+    expect(perls.length).toBe(1) // forked at mount, still starting
+    await early.dispose()
+    await until(() => perls.every((pid) => !alive(pid)))
+    expect(seam.spawnerPid).toBeUndefined()
   })
 
   it('falls back to Node spawn, with the same results, when perl is missing or dies at start', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { CLIENT_REQUESTS, METHODS, describeRpc, issuesOf, quote } from '../src/index.js'
 
 describe('the method table', () => {
@@ -10,6 +10,20 @@ describe('the method table', () => {
       expect(m.params, m.name).toMatchObject({ type: 'object' })
       expect(JSON.stringify(m.params)).not.toContain('$schema')
     }
+  })
+
+  it('builds an entry on first access and keeps it (0095); keys stay own and enumerable', async () => {
+    vi.resetModules()
+    const fresh = await import('../src/methods.js')
+    const before = Object.getOwnPropertyDescriptor(fresh.METHODS, 'session/export')
+    expect(before?.get).toBeTypeOf('function') // not built by loading the module
+    expect(before?.enumerable).toBe(true)
+    const entry = fresh.METHODS['session/export']
+    expect(entry.params.safeParse({ sessionId: 's' }).success).toBe(true)
+    expect(fresh.METHODS['session/export']).toBe(entry)
+    expect(Object.getOwnPropertyDescriptor(fresh.METHODS, 'session/export')).toMatchObject({ value: entry, writable: false })
+    expect(Object.hasOwn(fresh.METHODS, 'session/export')).toBe(true)
+    expect(Object.keys(fresh.METHODS)).toEqual(Object.keys(METHODS))
   })
 
   it('names the field of invalid params and refuses unknown keys', () => {

@@ -5,7 +5,7 @@ import { rowFiles } from '../compose/compose.js'
 import { absoluteName } from '../compose/dump.js'
 import type { ComposedRow } from '../compose/types.js'
 import { bundleActive, bundledUrl, importBundled, importExternal, shareBundle } from '../bundled.js'
-import { resolveModule } from '../resolve.js'
+import { resolveMemo, resolveModule, type ResolveMemo } from '../resolve.js'
 import { configError, fromValidationError, pluginError, reasonOf, type SchemaIssue } from './errors.js'
 
 /**
@@ -87,7 +87,8 @@ export class Mounter {
   async apply(rows: readonly ComposedRow[]): Promise<ApplyResult> {
     const changed = rows.filter((r) => this.entries.get(r.row.id)?.signature !== signature(r))
     // Imports run in parallel, before anything is touched; plugins load one by one in row order.
-    const loaded = new Map(await Promise.all(changed.map(async (row) => [row.row.id, row.row.disabled ? undefined : await this.preflight(row)] as const)))
+    const memo = resolveMemo()
+    const loaded = new Map(await Promise.all(changed.map(async (row) => [row.row.id, row.row.disabled ? undefined : await this.preflight(row, memo)] as const)))
     const refused = changed.flatMap((row) => {
       const plugin = loaded.get(row.row.id)
       return plugin instanceof DshError && !row.row.optional ? [this.status({ composed: row, signature: '', error: plugin })] : []
@@ -127,9 +128,9 @@ export class Mounter {
   }
 
   /** Resolves, imports and validates a row's config; the failure as a DshError. */
-  private async preflight(row: ComposedRow): Promise<{ plugin: PluginLike } | DshError> {
+  private async preflight(row: ComposedRow, memo: ResolveMemo): Promise<{ plugin: PluginLike } | DshError> {
     try {
-      const plugin = await this.load(row)
+      const plugin = await this.load(row, memo)
       const issues = validate(plugin, row.row.config ?? {})
       if (issues?.length) return configError(row.row.id, row.row.name, rowFiles(row), issues)
       return { plugin }
@@ -184,13 +185,14 @@ export class Mounter {
     return [...this.entries.values()].flatMap((e) => (e.fiber ? [e.fiber] : []))
   }
 
-  private async load(row: ComposedRow): Promise<PluginLike> {
+  private async load(row: ComposedRow, memo: ResolveMemo): Promise<PluginLike> {
     const { id, name } = row.row
     let path: string
     try {
       path = resolveModule(name, {
         searchDirs: [this.options.searchDirs[0] ?? row.nameFrom, row.nameFrom, ...this.options.searchDirs.slice(1)],
         base: row.nameFrom,
+        memo,
         ...(this.options.conditions ? { conditions: this.options.conditions } : {}),
       })
     } catch (error) {

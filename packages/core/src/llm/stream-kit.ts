@@ -7,10 +7,17 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { createRequire } from 'node:module'
 import type { AssistantBlock, BlockKind, FinishReason, LlmErrorCode, LlmFailure, StreamChunk, Usage } from '@dsh/protocol'
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000
+
+let https: typeof import('node:https') | undefined
+/** node:https (TLS) on the first https:// request: a model on http:// (a local server, the mock) never loads it (0095). */
+function httpsRequest(...args: Parameters<typeof httpRequest>): ReturnType<typeof httpRequest> {
+  https ??= createRequire(import.meta.url)('node:https') as typeof import('node:https')
+  return https.request(...args)
+}
 
 /** A failed attempt, carried as an exception inside an adapter until it becomes a `finish` chunk. */
 export class AttemptFailure extends Error {

@@ -46,6 +46,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
     this.spawners = new SpawnerPool(options.perlPath)
+    // started now, not at the first command: perl comes up (~13 ms) on another core while the
+    // tree boots and the first model request is in flight (decision 0095)
+    void this.spawners.get()
     const onExit = () => {
       this.killAll()
       this.channels.close()
