@@ -194,6 +194,16 @@ describe('a shared sandbox (0092)', () => {
     expect(r.output.trim().split('\n').at(-1)).not.toBe(ns)
   })
 
+  it('a command cannot ptrace or stop the spawner that forks later commands: not dumpable, and a stopped one is given up (lost, not hung)', async () => {
+    const maps = await sh('cat /proc/2/maps > /dev/null && echo readable || echo refused')
+    expect(maps.output).toContain('refused')
+    const ns = await pidNs()
+    const stopped = await sh('kill -STOP 2; sleep 35', { timeoutMs: 300 }).then(() => null, (e: unknown) => e)
+    expect(isDshError(stopped, 'SUBPROCESS_LOST')).toBe(true)
+    await until(() => inNamespace(ns).length === 0)
+    expect((await sh('echo again')).output).toBe('again\n')
+  })
+
   it('a sandbox that cannot start is never a run outside it: the per-call argv runs, and sharing stops', async () => {
     const other = await execTree()
     const confined = await other.sandbox.confine!(['bash', '-c', `readlink /proc/self/ns/pid; echo out > ${outside}/z.txt`], policy(), ws)

@@ -34,6 +34,8 @@ export interface LocalSubprocessOptions {
 interface Launch {
   stdout: Readable
   release(pgid: number): void
+  /** Gives up on a launcher that no longer reports (a shared sandbox whose spawner a command stopped): its calls are lost. */
+  abandon?(): void
 }
 
 /**
@@ -111,7 +113,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       const env = options.env ?? process.env
       if (spawner && channel) {
         const launcher = spawner
-        events.attach({ stdout: channel.reader, release: (pgid) => launcher.release(pgid) }, channel)
+        events.attach({ stdout: channel.reader, release: (pgid) => launcher.release(pgid), ...(launcher === box ? { abandon: () => box.close() } : {}) }, channel)
         launcher.launch(launcher === box ? [...options.share!.command] : argv, options.cwd, env, channel, events)
       } else {
         this.nodeSpawn(argv, options.cwd, env, channel, events)
@@ -168,6 +170,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       terminating = true
       killGroup(pgid, 'SIGTERM')
       timers.push(setTimeout(() => killGroup(pgid!, 'SIGKILL'), grace))
+      // the group is gone but its launcher never said so (inside a shared sandbox a command can
+      // SIGSTOP the spawner, same uid): lost, not hung
+      timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
     }
     const onAbort = () => {
       aborted = true

@@ -7,6 +7,8 @@ import { Spawner, type LaunchEvents } from './spawner.js'
 import type { SandboxShare } from './types.js'
 
 const READY_TIMEOUT_MS = 10_000
+/** prctl(2)'s number, for the inner spawner's PR_SET_DUMPABLE (elsewhere it stays dumpable). */
+const PRCTL: Readonly<Record<string, number>> = { x64: 157, arm64: 167 }
 
 /**
  * Runs outside the sandbox, in front of its mechanism (0092): fd 0 becomes the control socket
@@ -72,7 +74,7 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
   const socketPath = host.privatePath(`sandbox-${randomBytes(6).toString('hex')}.sock`)
   if (!socketPath) throw new DshError('SPAWNER_FAILED', 'The host spawner has no private directory.')
   const channel: Channel = await host.channels.take()
-  const argv = [perlPath, '-e', PRELUDE, socketPath, share.fd3 ?? '', ...share.skeleton, '--chdir', '/', '--', perlPath, '-e', SPAWNER_SCRIPT, '-']
+  const argv = [perlPath, '-e', PRELUDE, socketPath, share.fd3 ?? '', ...share.skeleton, '--chdir', '/', '--', perlPath, '-e', SPAWNER_SCRIPT, '-', String(PRCTL[process.arch] ?? '')]
   return new Promise<Spawner>((resolve, reject) => {
     let leader: number | undefined
     let box: Spawner | undefined

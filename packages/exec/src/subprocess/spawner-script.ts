@@ -20,11 +20,12 @@
  * gets SIGKILL and the spawner exits; the host spawner then removes every file of its
  * socket's directory (the shared sandboxes' sockets live there too) and the directory.
  *
- * Inside a shared sandbox (0092) the argument is \`-\`: the listening socket is inherited on
+ * Inside a shared sandbox (0092) the arguments are `-` and prctl(2)'s number (the spawner makes
+ * itself non-dumpable: commands, same uid, cannot ptrace it). The listening socket is inherited on
  * fd 4 (the sandbox cannot make unix sockets: seccomp), stdin and stdout are one socket to
- * dsh, and stderr goes to /dev/null once \`R\` is out. Three differences there: a leader is
- * reaped only after dsh sent \`ack\`, pid (dsh maps the pid it reported, the sandbox's, to the
- * host's while it is still unreaped); \`done\` leaving no command running sweeps the sandbox
+ * dsh, and stderr goes to /dev/null once `R` is out. Three differences there: a leader is
+ * reaped only after dsh sent `ack`, pid (dsh maps the pid it reported, the sandbox's, to the
+ * host's while it is still unreaped); `done` leaving no command running sweeps the sandbox
  * back to its first state (every process but pid 1 and the spawner SIGKILLed, what was added
  * to /dev and /dev/shm removed, /dev's symlinks restored, System V IPC objects removed); and
  * the sandbox's paths are read-only, so nothing is unlinked at exit.
@@ -41,6 +42,7 @@ my $lis;
 if ($inner) {
   open($lis, '+<&=', 4) or die "fd 4: $!\n";
   POSIX::close(3);
+  syscall($ARGV[1], 4, 0, 0, 0, 0) if $ARGV[1]; # PR_SET_DUMPABLE 0
 } else {
   socket($lis, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
   bind($lis, pack_sockaddr_un($path)) or die "bind $path: $!\n";

@@ -149,13 +149,14 @@ export class Spawner {
     if (!this.busy) this.onIdle()
   }
 
-  /** Ends the spawner: it sees EOF, SIGKILLs the groups it still knows and exits. */
+  /** Ends the spawner: it sees EOF, SIGKILLs the groups it still knows and exits; calls still in it settle now. */
   close(): void {
     if (this.closed) return
     this.closed = true
     this.channels.close()
     this.link.close()
     if (this.dir) rmSync(this.dir, { recursive: true, force: true })
+    this.die()
   }
 
   private send(fields: string[]): void {
