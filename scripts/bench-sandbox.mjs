@@ -2,7 +2,8 @@
 // dist): `ctx.shell.run('true')` under danger-full-access, workspace-write and read-only,
 // interleaved round by round, then the same with a large heap (does a command's cost grow
 // with the dsh process's size?). Where the build has the spawner (0080), each case runs through
-// it and through Node's own spawn (its fallback), interleaved in the same rounds.
+// it and through Node's own spawn (its fallback), interleaved in the same rounds; where it has
+// the shared sandbox (0092), also through the spawner with a bubblewrap per call.
 // Prints medians and min–max in ms. A benchmark: nothing asserted.
 //   node scripts/bench-sandbox.mjs [--rounds N] [--calls N] [--exec DIST] [--big MB]
 // --exec: another build of packages/exec (its dist folder) to measure, e.g. a snapshot of main's.
@@ -40,7 +41,10 @@ async function tree(subprocessConfig) {
   return ctx
 }
 const hasSpawner = 'perlPath' in subprocess.Config.parse({})
-const launchers = hasSpawner ? { spawner: await tree({}), 'node spawn': await tree({ perlPath: '' }) } : { '': await tree({}) }
+const hasShare = 'shareSandbox' in subprocess.Config.parse({})
+const launchers = hasSpawner
+  ? { spawner: await tree({}), ...(hasShare ? { 'spawner, bwrap per call': await tree({ shareSandbox: false }) } : {}), 'node spawn': await tree({ perlPath: '' }) }
+  : { '': await tree({}) }
 let ctx = Object.values(launchers)[0]
 await new Promise((r) => setTimeout(r, 50))
 
@@ -102,6 +106,11 @@ const ratio = (a, b) => (median(results[a]) / median(results[b])).toFixed(2)
 for (const label of Object.keys(launchers)) {
   const k = (m, heap) => `${m}, ${heap}${label ? `, ${label}` : ''}`
   console.log(`\n${label || 'this build'}: sandboxed/unsandboxed (workspace-write): ${ratio(k('workspace-write', 'small heap'), k('danger-full-access', 'small heap'))}×; large/small heap (workspace-write): ${ratio(k('workspace-write', 'heap +400 MB'), k('workspace-write', 'small heap'))}×`)
+}
+if (hasShare) {
+  for (const heap of ['small heap', 'heap +400 MB']) {
+    for (const m of modes.slice(1)) console.log(`shared sandbox/bwrap per call, ${m}, ${heap}: wall ${ratio(`${m}, ${heap}, spawner`, `${m}, ${heap}, spawner, bwrap per call`)}×, CPU ${(median(cpus[`${m}, ${heap}, spawner`]) / median(cpus[`${m}, ${heap}, spawner, bwrap per call`])).toFixed(2)}×`)
+  }
 }
 if (hasSpawner) {
   for (const heap of ['small heap', 'heap +400 MB']) {

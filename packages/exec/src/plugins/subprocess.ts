@@ -11,6 +11,8 @@ export const Config = z.object({
   shPath: z.string().default('/bin/sh'),
   /** Perl for the small long-lived spawner that forks each command (0080); '' = Node's spawn (forks all of dsh). */
   perlPath: z.string().default('perl'),
+  /** Sandboxed commands of the same confinement share one long-lived sandbox (0092); false: one bubblewrap per command. */
+  shareSandbox: z.boolean().default(true),
 })
 export type Config = z.output<typeof Config>
 

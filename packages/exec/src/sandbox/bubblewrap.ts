@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
-import type { SubprocessSeam } from '../subprocess/types.js'
+import type { SandboxShare, SubprocessSeam } from '../subprocess/types.js'
 import { unixSocketFilterFile } from './seccomp.js'
 import type { Confinement, SandboxMechanism } from './types.js'
 
@@ -45,7 +45,8 @@ export class Bubblewrap implements SandboxMechanism {
     return args
   }
 
-  wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
+  /** Everything of the per-call argv but the working directory and the command (`wrap` and `share` both build on it). */
+  private skeleton(policy: ExecPolicy, confine: Confinement): { skeleton: string[]; fd3?: string } {
     // after the writable binds, so files inside a writable root are covered too
     const readOnly = [
       ...(confine.readOnly ?? []).flatMap((file) => ['--ro-bind', file, file]),
@@ -57,8 +58,17 @@ export class Bubblewrap implements SandboxMechanism {
     ]
     const filter = unixSocketFilterFile()
     const seccomp = filter ? ['--seccomp', '3'] : []
-    const inner = [...this.base(policy), ...seccomp, ...readOnly, ...masks, '--chdir', cwd, '--', ...argv]
-    return filter ? ['/bin/sh', '-c', 'exec "$@" 3<"$0"', filter, ...inner] : inner
+    return { skeleton: [...this.base(policy), ...seccomp, ...readOnly, ...masks], ...(filter ? { fd3: filter } : {}) }
+  }
+
+  wrap(argv: string[], policy: ExecPolicy, cwd: string, confine: Confinement = {}): string[] {
+    const { skeleton, fd3 } = this.skeleton(policy, confine)
+    const inner = [...skeleton, '--chdir', cwd, '--', ...argv]
+    return fd3 ? ['/bin/sh', '-c', 'exec "$@" 3<"$0"', fd3, ...inner] : inner
+  }
+
+  share(argv: string[], policy: ExecPolicy, confine: Confinement, identity: string): SandboxShare {
+    return { ...this.skeleton(policy, confine), identity, command: argv }
   }
 
   async probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }> {

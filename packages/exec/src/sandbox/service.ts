@@ -2,7 +2,7 @@ import { existsSync, lstatSync, realpathSync } from 'node:fs'
 import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError, type ExecPolicy } from '@dsh/protocol'
 import { writableRootsOf } from '../fs/paths.js'
-import type { SubprocessSeam } from '../subprocess/types.js'
+import type { SandboxShare, SubprocessSeam } from '../subprocess/types.js'
 import { outsideLinks, scanLinkedFiles, type LinkedFile } from './hardlinks.js'
 import { planHolds, planLinkMounts, type LinkPlan } from './link-plan.js'
 import type { SandboxMechanism, SandboxSeam, SandboxStatus } from './types.js'
@@ -44,7 +44,18 @@ export class LocalSandbox extends Service implements SandboxSeam {
   }
 
   async wrap(argv: string[], policy: ExecPolicy, cwd = policy.cwd): Promise<string[]> {
-    if (policy.mode === 'danger-full-access') return argv
+    return (await this.confine(argv, policy, cwd)).argv
+  }
+
+  /**
+   * Computes the confinement afresh on every call (secrets, hidden directories, hard links,
+   * which writable roots exist), so a call's `share` is exactly what a per-call sandbox of it
+   * would be; `identity` adds the inodes of every path the skeleton mounts over or binds, so
+   * a file replaced under the same name (an atomic rewrite of the credentials detaches the
+   * mask bound over the old inode) or a recreated workspace yields a different sandbox.
+   */
+  async confine(argv: string[], policy: ExecPolicy, cwd = policy.cwd): Promise<{ argv: string[]; share?: SandboxShare }> {
+    if (policy.mode === 'danger-full-access') return { argv }
     const { status, mechanism } = await this.detect()
     if (!mechanism) {
       throw new DshError('SANDBOX_UNAVAILABLE',
@@ -77,7 +88,12 @@ export class LocalSandbox extends Service implements SandboxSeam {
     const masked = [...secrets, ...[...scans.values()].flat().filter((f) => secretInodes.has(f.inode) && stillIs(f)).map((f) => f.path)]
       .filter((f) => !hidden(f)) // covered by its directory's mount (its inode still masks links elsewhere)
     const links = await this.linkPlan(writable.filter((r) => scans.has(r)), scans, secretInodes)
-    return mechanism.wrap(argv, policy, cwd, { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly: links.readOnly, writable: links.writable, hiddenDirs })
+    const confine = { masked: [...new Set(masked.filter((f) => existsSync(f)))], readOnly: links.readOnly, writable: links.writable, hiddenDirs }
+    const wrapped = mechanism.wrap(argv, policy, cwd, confine)
+    if (!mechanism.share) return { argv: wrapped }
+    const bound = [...writable, ...hiddenDirs, ...confine.masked, ...confine.readOnly, ...confine.writable]
+    const identity = bound.map((p) => { try { return inodeOf(p) } catch { return '-' } }).join(' ')
+    return { argv: wrapped, share: mechanism.share(argv, policy, confine, identity) }
   }
 
   /** The mounts for the outside links of these writable roots: planned once per set of roots, again when a planned path changed. */

@@ -1,5 +1,5 @@
 import type { ExecPolicy } from '@dsh/protocol'
-import type { SubprocessSeam } from '../subprocess/types.js'
+import type { SandboxShare, SubprocessSeam } from '../subprocess/types.js'
 
 /** What the sandbox seam found on this machine (probed once, then cached). */
 export interface SandboxStatus {
@@ -18,6 +18,8 @@ export interface SandboxMechanism {
   /** Runs the mechanism for real (e.g. `bwrap … true`); `ok: false` with the reason when it does not work. */
   probe(subprocess: SubprocessSeam): Promise<{ ok: true } | { ok: false; reason: string }>
   wrap(argv: string[], policy: ExecPolicy, cwd: string, confine?: Confinement): string[]
+  /** The same confinement as `wrap`, split for a sandbox shared between calls (absent: never shared). */
+  share?(argv: string[], policy: ExecPolicy, confine: Confinement, identity: string): SandboxShare
 }
 
 /** Per-file exceptions applied on top of the policy's mounts (paths exist and are real). */
@@ -41,6 +43,8 @@ export interface Confinement {
 export interface SandboxSeam {
   probe(): Promise<SandboxStatus>
   wrap(argv: string[], policy: ExecPolicy, cwd?: string): Promise<string[]>
+  /** `wrap`'s argv, and (when the mechanism can share one sandbox between calls) the same confinement split for `SpawnOptions.share`. */
+  confine?(argv: string[], policy: ExecPolicy, cwd?: string): Promise<{ argv: string[]; share?: SandboxShare }>
 }
 
 declare module '@deepseek-ai/cordis' {

@@ -87,18 +87,19 @@ export class LocalShell extends Service implements ShellSeam {
     checkCommand(command)
     const tmp = this.options.tmpDir ? this.options.tmpDir(policy) : this.tmpRoot(policy)
     const spillDir = this.options.spillDir ? this.options.spillDir(policy) : tmp
-    const argv = await this.sandbox.wrap([this.options.bashPath, '-c', command], policy, cwd)
+    const command0 = [this.options.bashPath, '-c', command]
+    const { argv, share } = this.sandbox.confine ? await this.sandbox.confine(command0, policy, cwd) : { argv: await this.sandbox.wrap(command0, policy, cwd), share: undefined }
     /** Confined (argv changed): a signal death reads as exit 128+N (sandboxedExit). */
     const wrapped = argv.length !== 3 || argv[0] !== this.options.bashPath
     const env = buildEnv(this.options.baseEnv ? this.options.baseEnv() : process.env, tmp, this.options.env, extra)
     const spill = () => path.join(spillDir, `${prefix}-${Date.now()}-${randomBytes(4).toString('hex')}.log`)
     const sink = new OutputSink(this.options, spill)
-    return { argv, wrapped, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
+    return { argv, share, wrapped, env, sink, detector: new DenialDetector(policy.mode !== 'danger-full-access') }
   }
 
   async run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
     const cwd = options.cwd ?? options.policy.cwd
-    const { argv, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
+    const { argv, share, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, 'dsh-bash')
     const decoder = new StringDecoder('utf8')
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs
     let live = 0
@@ -108,6 +109,7 @@ export class LocalShell extends Service implements ShellSeam {
         cwd,
         env,
         timeoutMs,
+        ...(share ? { share } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         reuseBuffer: true,
         onData: (chunk) => {
@@ -141,7 +143,7 @@ export class LocalShell extends Service implements ShellSeam {
   async start(command: string, options: JobStartOptions): Promise<JobInfo> {
     const cwd = options.cwd ?? options.policy.cwd
     const id = `job-${++this.counter}`
-    const { argv, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, `dsh-${id}`)
+    const { argv, share, wrapped, env, sink, detector } = await this.prepare(command, options.policy, cwd, options.env, `dsh-${id}`)
     const unread = new UnreadBuffer(this.options.maxBytes)
     const controller = new AbortController()
     const info: JobInfo = {
@@ -155,6 +157,7 @@ export class LocalShell extends Service implements ShellSeam {
     job.done = this.subprocess.run(argv, {
       cwd,
       env,
+      ...(share ? { share } : {}),
       signal: controller.signal,
       reuseBuffer: true,
       onSpawn: (pid) => {

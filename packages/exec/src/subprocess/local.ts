@@ -4,7 +4,8 @@ import { Service, type Context } from '@deepseek-ai/cordis'
 import { DshError } from '@dsh/protocol'
 import { ChannelFactory, type Channel } from './channel.js'
 import { groupHasLiveMembers } from './procfs.js'
-import { SpawnerPool, type LaunchEvents } from './spawner.js'
+import { SharedSandboxes } from './shared-sandbox.js'
+import { SpawnerPool, type LaunchEvents, type Spawner } from './spawner.js'
 import type { SpawnOptions, SpawnResult, SubprocessSeam } from './types.js'
 
 /** Merges stderr into stdout at the OS level, so the order is the order of the writes (fallback path). */
@@ -25,12 +26,16 @@ export interface LocalSubprocessOptions {
   shPath: string
   /** Perl for the spawner (0080); empty: always Node's spawn. */
   perlPath?: string
+  /** Run a call with `share` in a sandbox kept for calls of the same confinement (0092); false: a sandbox per call. Needs the spawner. */
+  shareSandbox?: boolean
 }
 
 /** A launched command: its output stream and the launcher's events. */
 interface Launch {
   stdout: Readable
   release(pgid: number): void
+  /** Gives up on a launcher that no longer reports (a shared sandbox whose spawner a command stopped): its calls are lost. */
+  abandon?(): void
 }
 
 /**
@@ -42,6 +47,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
   private readonly live = new Set<number>()
   private readonly channels = new ChannelFactory()
   private readonly spawners: SpawnerPool
+  private readonly sandboxes: SharedSandboxes | undefined
 
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
@@ -49,8 +55,10 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     // started now, not at the first command: perl comes up (~13 ms) on another core while the
     // tree boots and the first model request is in flight (decision 0095)
     void this.spawners.get()
+    this.sandboxes = options.perlPath && options.shareSandbox !== false ? new SharedSandboxes(options.perlPath) : undefined
     const onExit = () => {
       this.killAll()
+      this.sandboxes?.close()
       this.channels.close()
       this.spawners.close()
     }
@@ -66,6 +74,11 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     return this.spawners.current?.pid
   }
 
+  /** The outer pids of the shared sandboxes running now (diagnostics and tests). */
+  get sandboxPids(): number[] {
+    return this.sandboxes?.running.flatMap((b) => (b.pid === undefined ? [] : [b.pid])) ?? []
+  }
+
   /** SIGKILL every group still running (synchronous; used on dispose and process exit). */
   killAll(): void {
     for (const pgid of this.live) killGroup(pgid, 'SIGKILL')
@@ -77,8 +90,16 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     checkNoNul(argv, options)
     const aborted = { exitCode: null, signal: null, timedOut: false, aborted: true }
     if (options.signal?.aborted) return aborted
-    let spawner = await this.spawners.get()
+    const host = await this.spawners.get()
+    // a call with `share` runs in the shared sandbox when there is one, else its per-call argv
+    const box = host && options.share && this.sandboxes ? await this.sandboxes.get(options.share, host) : undefined
+    let spawner: Spawner | undefined = box ?? host
     let channel = spawner ? await spawner.channels.take().catch(() => undefined) : undefined
+    if (!channel && box && host) {
+      // the sandbox just went away (the next call starts a new one): a per-call sandbox this time
+      spawner = host
+      channel = await host.channels.take().catch(() => undefined)
+    }
     if (!channel) {
       // the spawner just went away (the next command starts a new one): Node spawn this time;
       // where sockets cannot be made at all, a plain pipe (a new buffer per read)
@@ -94,8 +115,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       const events = this.supervise(argv, options, resolve, reject)
       const env = options.env ?? process.env
       if (spawner && channel) {
-        events.attach({ stdout: channel.reader, release: (pgid) => spawner.release(pgid) }, channel)
-        spawner.launch(argv, options.cwd, env, channel, events)
+        const launcher = spawner
+        events.attach({ stdout: channel.reader, release: (pgid) => launcher.release(pgid), ...(launcher === box ? { abandon: () => box.close() } : {}) }, channel)
+        launcher.launch(launcher === box ? [...options.share!.command] : argv, options.cwd, env, channel, events)
       } else {
         this.nodeSpawn(argv, options.cwd, env, channel, events)
       }
@@ -151,6 +173,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       terminating = true
       killGroup(pgid, 'SIGTERM')
       timers.push(setTimeout(() => killGroup(pgid!, 'SIGKILL'), grace))
+      // the group is gone but its launcher never said so (inside a shared sandbox a command can
+      // SIGSTOP the spawner, same uid): lost, not hung
+      timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
     }
     const onAbort = () => {
       aborted = true

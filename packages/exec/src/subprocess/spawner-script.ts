@@ -17,7 +17,18 @@
  * both the channel socket (one file: the order is the order of the writes), exactly the
  * given environment, default signal dispositions and an empty mask. Exec failures come back
  * over a close-on-exec pipe. On EOF of stdin (dsh exited or was killed), every live group
- * gets SIGKILL and the spawner exits.
+ * gets SIGKILL and the spawner exits; the host spawner then removes every file of its
+ * socket's directory (the shared sandboxes' sockets live there too) and the directory.
+ *
+ * Inside a shared sandbox (0092) the arguments are `-` and prctl(2)'s number (the spawner makes
+ * itself non-dumpable: commands, same uid, cannot ptrace it). The listening socket is inherited on
+ * fd 4 (the sandbox cannot make unix sockets: seccomp), stdin and stdout are one socket to
+ * dsh, and stderr goes to /dev/null once `R` is out. Three differences there: a leader is
+ * reaped only after dsh sent `ack`, pid (dsh maps the pid it reported, the sandbox's, to the
+ * host's while it is still unreaped); `done` leaving no command running sweeps the sandbox
+ * back to its first state (every process but pid 1 and the spawner SIGKILLed, what was added
+ * to /dev and /dev/shm removed, /dev's symlinks restored, System V IPC objects removed); and
+ * the sandbox's paths are read-only, so nothing is unlinked at exit.
  */
 export const SPAWNER_SCRIPT = String.raw`
 use strict;
@@ -25,24 +36,60 @@ use POSIX ();
 use Socket qw(AF_UNIX SOCK_STREAM pack_sockaddr_un);
 use Errno qw(EINTR EAGAIN);
 my $path = $ARGV[0];
+my $inner = $path eq '-';
 $SIG{PIPE} = 'IGNORE';
-socket(my $lis, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
-bind($lis, pack_sockaddr_un($path)) or die "bind $path: $!\n";
-listen($lis, 128) or die "listen: $!\n";
+my $lis;
+if ($inner) {
+  open($lis, '+<&=', 4) or die "fd 4: $!\n";
+  POSIX::close(3);
+  syscall($ARGV[1], 4, 0, 0, 0, 0) if $ARGV[1]; # PR_SET_DUMPABLE 0
+} else {
+  socket($lis, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
+  bind($lis, pack_sockaddr_un($path)) or die "bind $path: $!\n";
+  listen($lis, 128) or die "listen: $!\n";
+}
 chdir '/';
 my $chld = 0;
 $SIG{CHLD} = sub { $chld = 1 };
-my (%pending, %chan, %queued, %live, %groups);
+my (%pending, %chan, %queued, %live, %groups, %acked);
 my $in = '';
 sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); if (!defined $n) { next if $! == EINTR; killall(); } substr($s, 0, $n) = '' } }
 # dsh is gone (it may have died -9): the socket and its mkdtemp directory go with the spawner
-sub killall { for my $pid (keys %groups) { kill 'KILL', -$pid } for my $pid (keys %live) { kill 'KILL', $pid } unlink $path; rmdir($path =~ s{/[^/]*\z}{}r); POSIX::_exit(0) }
+sub killall {
+  for my $pid (keys %groups) { kill 'KILL', -$pid } for my $pid (keys %live) { kill 'KILL', $pid }
+  if (!$inner) { my $d = $path =~ s{/[^/]*\z}{}r; if (opendir(my $dh, $d)) { unlink map { "$d/$_" } grep { !/\A\.\.?\z/ } readdir $dh } rmdir $d }
+  POSIX::_exit(0)
+}
+# the sandbox's /dev as it was at start: name => [inode, symlink target]
+my (%dev0, $shm0);
+sub devsnap { $shm0 = (stat '/dev/shm')[2]; opendir(my $dh, '/dev') or return; for (grep { !/\A\.\.?\z/ } readdir $dh) { my @st = lstat "/dev/$_"; $dev0{$_} = [$st[1], readlink "/dev/$_"] } }
+sub sweep {
+  opendir(my $ph, '/proc') or return;
+  for my $pid (grep { /\A\d+\z/ } readdir $ph) { kill 'KILL', $pid unless $pid == 1 || $pid == $$ }
+  require File::Path;
+  if (opendir(my $dh, '/dev')) {
+    for (grep { !/\A\.\.?\z/ } readdir $dh) {
+      my @st = lstat "/dev/$_";
+      File::Path::remove_tree("/dev/$_", { safe => 0 }) if !$dev0{$_} || $dev0{$_}[0] != $st[1];
+    }
+  }
+  for (keys %dev0) { symlink($dev0{$_}[1], "/dev/$_") if defined $dev0{$_}[1] && !defined readlink "/dev/$_" }
+  if (opendir(my $sh, '/dev/shm')) { File::Path::remove_tree("/dev/shm/$_", { safe => 0 }) for grep { !/\A\.\.?\z/ } readdir $sh }
+  chmod $shm0 & 07777, '/dev/shm' if defined $shm0;
+  for my $kind (qw(shm msg sem)) {
+    open(my $fh, '<', "/proc/sysvipc/$kind") or next;
+    <$fh>;
+    while (<$fh>) { my (undef, $id) = split ' '; next unless defined $id; $kind eq 'shm' ? shmctl($id, 0, 0) : $kind eq 'msg' ? msgctl($id, 0, 0) : semctl($id, 0, 0, 0) }
+  }
+}
 sub reap {
   for my $pid (keys %live) {
+    next if $inner && !$acked{$pid};
     my $r = waitpid($pid, POSIX::WNOHANG());
     next unless $r == $pid;
     my $st = $?;
     my $id = delete $live{$pid};
+    delete $acked{$pid};
     if (POSIX::WIFSIGNALED($st)) { out("X $id - " . POSIX::WTERMSIG($st) . "\n") }
     else { out("X $id " . POSIX::WEXITSTATUS($st) . " -\n") }
   }
@@ -85,7 +132,7 @@ sub start {
   $groups{$pid} = 1;
   out("S $id $pid\n");
 }
-out("R\n");
+if ($inner) { devsnap(); out("R\n"); open(STDERR, '>', '/dev/null') } else { out("R\n") }
 while (1) {
   my $rin = '';
   vec($rin, 0, 1) = 1;
@@ -112,7 +159,9 @@ while (1) {
       last if length($in) < 4 + $len;
       my @f = split /\0/, substr($in, 4, $len), -1;
       substr($in, 0, 4 + $len) = '';
-      if (shift(@f) eq 'done') { delete $groups{$f[0]}; next }
+      my $kind = shift @f;
+      if ($kind eq 'done') { delete $groups{$f[0]}; sweep() if $inner && !%groups && !%live && !%queued; next }
+      if ($kind eq 'ack') { $acked{$f[0]} = 1; next }
       my $ch = delete $chan{$f[1]};
       if ($ch) { start(\@f, $ch) } else { $queued{$f[1]} = \@f }
     }

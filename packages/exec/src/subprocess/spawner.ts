@@ -1,9 +1,9 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Readable, Writable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { DshError } from '@dsh/protocol'
 import { ChannelFactory, type Channel } from './channel.js'
 import { SPAWNER_SCRIPT } from './spawner-script.js'
@@ -27,33 +27,54 @@ function socketOf(stream: Readable): Socket {
   return stream as unknown as Socket
 }
 
-type SpawnerProcess = ChildProcessByStdio<Writable, Readable, Readable>
+/** How dsh talks to one spawner: frames out, and the spawner's output in through `Spawner.feed`. */
+export interface SpawnerLink {
+  write(frame: Buffer): void
+  /** Keep dsh alive while a call runs (ref) or not (unref). */
+  ref(): void
+  unref(): void
+  /** Ends the spawner (it reads EOF). */
+  close(): void
+}
 
 /**
  * One running spawner (`spawner-script.ts`) and its channel factory (channels connect to
- * the spawner's socket). Start with `Spawner.start`; `alive` turns false once it exited, and
- * every call still in it then settles (`failed` before the exec, `lost` after).
+ * the spawner's socket). Start with `Spawner.start` (on the host) or `startSharedSandbox`
+ * (inside a sandbox: `hostPid` maps the pids it reports to the host's); `alive` turns false
+ * once it exited, and every call still in it then settles (`failed` before the exec, `lost`
+ * after).
  */
 export class Spawner {
   readonly channels: ChannelFactory
   alive = true
+  /** What the errors call it. */
+  label = 'process spawner'
+  /** Called once when the spawner ended (or was closed). */
+  onGone: () => void = () => {}
+  /** Called whenever no call runs and no group awaits its `release`. */
+  onIdle: () => void = () => {}
+  private closed = false
   private nextId = 1
-  private readonly calls = new Map<number, { events: LaunchEvents; started: boolean; argv0: string; cwd: string }>()
+  private readonly calls = new Map<number, { events: LaunchEvents; started: boolean; argv0: string; cwd: string; holds: boolean }>()
+  /** Calls that keep dsh alive while they run. */
+  private holding = 0
+  /** Host pgid → the spawner's own pgid, for the groups not released yet. */
+  private readonly held = new Map<number, number>()
   private lineBuffer = ''
 
-  private constructor(private readonly child: SpawnerProcess, private readonly dir: string, socketPath: string) {
+  constructor(private readonly link: SpawnerLink, private readonly dir: string | undefined, socketPath: string,
+    readonly pid: number | undefined, private readonly hostPid?: (pid: number) => number | undefined) {
     this.channels = new ChannelFactory(socketPath)
-    child.stdout.on('data', (data: Buffer) => this.onOutput(data))
-    child.stdout.once('close', () => this.die())
-    child.once('exit', () => this.die())
-    child.stdin.on('error', () => this.die())
-    socketOf(child.stdout).unref()
-    child.unref()
   }
 
-  /** The spawner's pid (for tests that kill it). */
-  get pid(): number | undefined {
-    return this.child.pid
+  /** A path in the spawner's private directory (its files are removed with it, even when dsh is killed). */
+  privatePath(name: string): string | undefined {
+    return this.dir ? join(this.dir, name) : undefined
+  }
+
+  /** Whether a call runs or a group awaits its release. */
+  get busy(): boolean {
+    return this.calls.size > 0 || this.held.size > 0
   }
 
   /** Starts perl with the spawner script; rejects when perl is missing or the script does not come up. */
@@ -85,9 +106,21 @@ export class Spawner {
         child.stderr.removeAllListeners('data')
         child.stderr.resume()
         socketOf(child.stderr).unref()
-        const spawner = new Spawner(child, dir, socketPath)
+        const link: SpawnerLink = {
+          write: (frame) => { child.stdin.write(frame) },
+          ref: () => socketOf(child.stdout).ref(),
+          unref: () => socketOf(child.stdout).unref(),
+          close: () => child.stdin.destroy(),
+        }
+        const spawner = new Spawner(link, dir, socketPath, child.pid)
+        child.stdout.on('data', (chunk: Buffer) => spawner.feed(chunk))
+        child.stdout.once('close', () => spawner.die())
+        child.once('exit', () => spawner.die())
+        child.stdin.on('error', () => spawner.die())
+        socketOf(child.stdout).unref()
+        child.unref()
         const rest = data.subarray(2)
-        if (rest.length > 0) spawner.onOutput(rest)
+        if (rest.length > 0) spawner.feed(rest)
         resolve(spawner)
       })
     })
@@ -95,27 +128,35 @@ export class Spawner {
 
   /**
    * Asks the spawner to run `argv` with `channel` as its stdout+stderr. Fields must be free of
-   * NUL (the caller checks). Events follow on `events`.
+   * NUL (the caller checks). Events follow on `events`. `holds: false`: the call does not keep
+   * dsh's event loop alive (a shared sandbox, which lives as long as dsh).
    */
-  launch(argv: string[], cwd: string, env: Record<string, string | undefined>, channel: Channel, events: LaunchEvents): void {
+  launch(argv: string[], cwd: string, env: Record<string, string | undefined>, channel: Channel, events: LaunchEvents, holds = true): void {
     const id = this.nextId++
     if (!this.alive) return events.failed(this.gone(argv[0]!, cwd))
     const envEntries = Object.entries(env).flatMap(([key, value]) => (value === undefined ? [] : [`${key}=${value}`]))
-    this.calls.set(id, { events, started: false, argv0: argv[0]!, cwd })
-    socketOf(this.child.stdout).ref()
+    this.calls.set(id, { events, started: false, argv0: argv[0]!, cwd, holds })
+    if (holds && this.holding++ === 0) this.link.ref()
     this.send(['run', String(id), channel.token, cwd, String(argv.length), ...argv, ...envEntries])
   }
 
   /** The call for group `pgid` settled: the spawner forgets the group (it kills remembered groups when dsh dies). */
   release(pgid: number): void {
-    if (this.alive) this.send(['done', String(pgid)])
+    const own = this.held.get(pgid)
+    if (own === undefined) return
+    this.held.delete(pgid)
+    if (this.alive) this.send(['done', String(own)])
+    if (!this.busy) this.onIdle()
   }
 
-  /** Ends the spawner: it sees EOF, SIGKILLs the groups it still knows and exits. */
+  /** Ends the spawner: it sees EOF, SIGKILLs the groups it still knows and exits; calls still in it settle now. */
   close(): void {
+    if (this.closed) return
+    this.closed = true
     this.channels.close()
-    this.child.stdin.destroy()
-    rmSync(this.dir, { recursive: true, force: true })
+    this.link.close()
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true })
+    this.die()
   }
 
   private send(fields: string[]): void {
@@ -123,10 +164,11 @@ export class Spawner {
     const frame = Buffer.allocUnsafe(4 + payload.length)
     frame.writeUInt32BE(payload.length, 0)
     payload.copy(frame, 4)
-    this.child.stdin.write(frame)
+    if (!this.closed) this.link.write(frame)
   }
 
-  private onOutput(data: Buffer): void {
+  /** The spawner's output (the `R` line already taken). */
+  feed(data: Buffer): void {
     const lines = (this.lineBuffer + data.toString('latin1')).split('\n')
     this.lineBuffer = lines.pop()!
     for (const line of lines) this.onLine(line)
@@ -138,8 +180,17 @@ export class Spawner {
     const call = this.calls.get(id)
     if (!call) return
     if (kind === 'S') {
+      const own = Number(a)
+      const pid = this.hostPid ? this.hostPid(own) : own
+      if (this.hostPid) this.send(['ack', String(own)])
       call.started = true
-      call.events.started(Number(a))
+      if (pid === undefined) {
+        // a process it cannot name cannot be supervised: the sandbox goes, the call is lost
+        this.close()
+        return this.die()
+      }
+      this.held.set(pid, own)
+      call.events.started(pid)
     } else if (kind === 'F') {
       this.settle(id)
       const errno = ERRNO_NAMES.get(Number(b))
@@ -152,24 +203,28 @@ export class Spawner {
   }
 
   private settle(id: number): void {
+    if (this.calls.get(id)?.holds && --this.holding === 0) this.link.unref()
     this.calls.delete(id)
-    if (this.calls.size === 0) socketOf(this.child.stdout).unref()
+    if (!this.busy) this.onIdle()
   }
 
   private gone(argv0: string, cwd: string): DshError {
-    return new DshError('SPAWN_FAILED', `Cannot start ${argv0} in ${cwd}: the process spawner exited`, { hint: 'The next command starts a new one.' })
+    return new DshError('SPAWN_FAILED', `Cannot start ${argv0} in ${cwd}: the ${this.label} exited`, { hint: 'The next command starts a new one.' })
   }
 
-  private die(): void {
+  /** The spawner is gone: every call still in it settles. */
+  die(): void {
     if (!this.alive) return
     this.alive = false
     this.channels.close()
-    rmSync(this.dir, { recursive: true, force: true })
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true })
+    this.held.clear()
+    this.onGone()
     const calls = [...this.calls.values()]
     this.calls.clear()
     for (const call of calls) {
       if (!call.started) call.events.failed(this.gone(call.argv0, call.cwd))
-      else call.events.lost(new DshError('SUBPROCESS_LOST', `The process spawner exited while ${call.argv0} ran: its exit status is unknown and its process group was killed.`, { hint: 'The next command starts a new spawner.' }))
+      else call.events.lost(new DshError('SUBPROCESS_LOST', `The ${this.label} exited while ${call.argv0} ran: its exit status is unknown and its process group was killed.`, { hint: `The next command starts a new ${this.label}.` }))
     }
   }
 }

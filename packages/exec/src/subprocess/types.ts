@@ -18,6 +18,25 @@ export interface SpawnOptions {
   onSpawn?: (pid: number) => void
   /** Between SIGTERM and SIGKILL; default from the provider's config (2 s). */
   killGraceMs?: number
+  /**
+   * `argv` is `share.command` confined per call by a sandbox of `share.skeleton`. A provider
+   * that keeps such a sandbox alive may run `share.command` in it instead (0092); one that
+   * does not runs `argv`, so ignoring this never runs a command unconfined.
+   */
+  share?: SandboxShare
+}
+
+/**
+ * A per-call sandbox's launch, split so one sandbox can serve many calls: the mechanism's
+ * argv up to the command's working directory (`skeleton`), the file its fd 3 must be
+ * (bubblewrap's seccomp program), and `identity` — what the skeleton's paths were (inodes)
+ * when it was computed. Two calls may share a sandbox only when all three are equal.
+ */
+export interface SandboxShare {
+  skeleton: readonly string[]
+  fd3?: string
+  identity: string
+  command: readonly string[]
 }
 
 export interface SpawnResult {
