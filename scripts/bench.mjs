@@ -5,7 +5,7 @@
 //   { name, args: string[], target?: string, setup?(ctx) => void | Promise<void>, env?: {} }
 // where ctx = { home, env, root } (setup runs once, before a warm-up run).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,6 +35,8 @@ const agentCase = (name, calls, target, runs, extraArgs = []) => ({
     result.firstRequestBytes = Buffer.byteLength(JSON.stringify(model.requests[0]?.body ?? {}))
     if (model.requests[0]) result.firstRequestMs = model.requests[0].time - result.startedAt
     result.stepMs = stepCosts(model.requests)
+    // the same windows in CPU ms of the dsh process (10 ms ticks; steadier than wall time on a loaded machine)
+    result.stepCpuMs = stepCosts(model.requests.map((r) => ({ time: cpuAt(result.cpu, r.time) })))
   },
 })
 
@@ -87,10 +89,13 @@ function once(args, env, scratch) {
     const startedAt = Date.now()
     const rssFile = join(scratch, 'rss')
     const child = TIME
-      ? spawn(TIME, ['-f', '%M', '-o', rssFile, process.execPath, dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+      ? spawn(TIME, ['-f', '%M %U %S', '-o', rssFile, process.execPath, dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
       : spawn(process.execPath, [dshBin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     let peak = 0
     let treePeak = 0
+    /** [ms since epoch, CPU ticks of the dsh process]: its CPU time at each request (cpuAt). */
+    const cpu = []
+    let dshPid
     let stderr = ''
     child.stderr.on('data', (d) => { stderr += d })
     let pruned = 1
@@ -100,6 +105,8 @@ function once(args, env, scratch) {
       for (; pruned < model.requests.length; pruned++) model.requests[pruned].body = null
       // under /usr/bin/time the tree starts at time's child; time itself is ~2 MB and not dsh
       treePeak = Math.max(treePeak, treeRssKb(child.pid) - (TIME ? rssKb(child.pid) : 0))
+      const ticks = cpuTicks(dshPid ??= TIME ? firstChild(child.pid) : child.pid)
+      if (ticks !== undefined) cpu.push([Date.now(), ticks])
       if (TIME) return
       try {
         const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
@@ -110,10 +117,40 @@ function once(args, env, scratch) {
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       clearInterval(poll)
-      if (TIME) peak = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1))
-      resolve({ ms, startedAt, rssKb: peak, treeKb: Math.max(treePeak, peak), code, stderr })
+      // with /usr/bin/time: peak RSS and the CPU seconds of dsh and the children it reaped (load-independent, unlike wall time)
+      let cpuMs
+      if (TIME) {
+        const [m, user, sys] = readFileSync(rssFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number)
+        peak = m
+        cpuMs = (user + sys) * 1000
+      }
+      resolve({ ms, startedAt, rssKb: peak, treeKb: Math.max(treePeak, peak), cpuMs, cpu, code, stderr })
     })
   })
+}
+
+const TICK_MS = 10 // CLK_TCK 100 on Linux
+/** utime + stime of `pid` in ms, or undefined once it is gone. */
+function cpuTicks(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(f[11]) + Number(f[12])) * TICK_MS
+  } catch { return undefined }
+}
+function firstChild(pid) {
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const c = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(' ')[0]
+      if (c) return Number(c)
+    }
+  } catch { /* gone */ }
+  return undefined
+}
+/** The dsh process's CPU ms at wall time `t` (the last sample at or before it). */
+function cpuAt(samples, t) {
+  let v = 0
+  for (const [at, ticks] of samples) { if (at > t) break; v = ticks }
+  return v
 }
 
 function median(values) {
@@ -144,15 +181,19 @@ async function bench(c) {
     for (let i = 0; i < n; i++) runs.push(await run())
     const firsts = runs.map((r) => r.firstRequestMs).filter((v) => v !== undefined)
     const stepMs = {}
+    const stepCpuMs = {}
     for (const at of Object.keys(STEP_WINDOWS)) {
       const v = runs.map((r) => r.stepMs?.[at]).filter((x) => x !== undefined)
       if (v.length) stepMs[at] = stats(v)
+      const c = runs.map((r) => r.stepCpuMs?.[at]).filter((x) => x !== undefined)
+      if (c.length) stepCpuMs[at] = stats(c)
     }
     return {
       name: c.name, runs: n, target: c.target ?? null,
       ...(firsts.length ? { firstRequestMs: stats(firsts) } : {}),
-      ...(Object.keys(stepMs).length ? { stepMs } : {}),
+      ...(Object.keys(stepMs).length ? { stepMs, stepCpuMs } : {}),
       ...(warm.firstRequestBytes ? { firstRequestBytes: warm.firstRequestBytes } : {}),
+      ...(runs[0].cpuMs !== undefined ? { cpuMs: stats(runs.map((r) => r.cpuMs)) } : {}),
       wallMs: { median: round(median(runs.map((r) => r.ms))), min: round(Math.min(...runs.map((r) => r.ms))), max: round(Math.max(...runs.map((r) => r.ms))) },
       peakRssMb: { median: round(median(runs.map((r) => r.rssKb)) / 1024), max: round(Math.max(...runs.map((r) => r.rssKb)) / 1024) },
       peakTreeRssMb: { median: round(median(runs.map((r) => r.treeKb)) / 1024), max: round(Math.max(...runs.map((r) => r.treeKb)) / 1024) },
@@ -195,8 +236,8 @@ const loadDerive = await new Promise((resolve, reject) => {
 })
 
 const range = (s) => (s ? `${s.median} (${s.min}–${s.max})` : '')
-const rows = [['case', 'wall median', 'min', 'max', 'start→1st request ms', 'peak RSS (dsh)', 'peak RSS (tree)', 'target', 'failures'],
-  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, range(r.firstRequestMs), `${r.peakRssMb.median} MB`, `${r.peakTreeRssMb.median} MB`, r.target ?? '', String(r.failures)])]
+const rows = [['case', 'wall median', 'min', 'max', 'CPU ms', 'start→1st request ms', 'peak RSS (dsh)', 'peak RSS (tree)', 'target', 'failures'],
+  ...results.map((r) => [r.name, `${r.wallMs.median} ms`, `${r.wallMs.min}`, `${r.wallMs.max}`, range(r.cpuMs), range(r.firstRequestMs), `${r.peakRssMb.median} MB`, `${r.peakTreeRssMb.median} MB`, r.target ?? '', String(r.failures)])]
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i])).join('  '))
 
@@ -204,6 +245,7 @@ console.log(`\nper extra tool step (median slope): 20→200: ${perStep['20→200
 for (const r of results) {
   if (!r.stepMs) continue
   console.log(`ms per step in ${r.name}, median (min–max): ${Object.entries(r.stepMs).map(([at, v]) => `at ${at}: ${range(v)}`).join(', ')}`)
+  console.log(`  dsh CPU ms per step, median (min–max): ${Object.entries(r.stepCpuMs).map(([at, v]) => `at ${at}: ${range(v)}`).join(', ')}`)
 }
 for (const r of results) {
   if (!r.stepMs?.[10] || !r.stepMs?.[1000]) continue

@@ -5,7 +5,7 @@
  */
 import type { GenerateRequest, LlmAdapter, ProviderEndpoint, StreamChunk } from '@dsh/protocol'
 import { MessagesStreamDecoder } from './decode.js'
-import { serializeMessagesRequest } from './body.js'
+import { encodeMessagesRequest } from './body.js'
 import { DEFAULT_IDLE_TIMEOUT_MS, postSse, toFailure } from '@dsh/core'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -20,7 +20,8 @@ async function* streamMessages(req: GenerateRequest, endpoint: ProviderEndpoint)
     const events = postSse({
       url: messagesUrl(endpoint.baseUrl),
       headers: { 'x-api-key': endpoint.apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...endpoint.headers },
-      body: serializeMessagesRequest(req),
+      body: undefined,
+      bytes: encodeMessagesRequest(req),
       signal: req.signal,
       idleTimeoutMs: endpoint.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       provider: endpoint.id,

@@ -9,11 +9,18 @@
  * or one `tool_result` block. The messages that carry a cache breakpoint (the last two user
  * messages) move every step and are always built fresh, so no cached text ever carries a
  * breakpoint or misses one.
+ *
+ * `encodeMessagesRequest(req)`: byte chunks whose concatenation is the UTF-8 of the same
+ * text (decision 0097). Every body message before the first marked one is final while the
+ * history only grows (breakpoints only move later), so it is encoded once into core's
+ * per-conversation arena (`JsonArenas`), one unit per body message; a step encodes only the
+ * body messages from the first marked one on (in a tool loop: two tool-result turns and the
+ * assistant turn between them) and the tail.
  */
 import type { GenerateRequest, ModelMessage } from '@dsh/protocol'
-import { FrozenJsonCache, joinJsonObject } from '@dsh/core'
+import { FrozenJsonCache, JsonArenas, joinJsonObject, type ArenaUnit } from '@dsh/core'
 import {
-  assistantMessage, breakpointIndices, requestSkeleton, toAnthropicMessages, toolResultBlock, userMessage, withBreakpoint,
+  assistantMessage, BREAKPOINT_MESSAGES, breakpointIndices, requestSkeleton, toAnthropicMessages, toolResultBlock, userMessage, withBreakpoint,
   type AnthropicMessage,
 } from './request.js'
 
@@ -65,4 +72,65 @@ export function serializeMessagesRequest(req: GenerateRequest): string {
   const body = groups(req.messages)
   const marked = new Set(breakpointIndices(body.map((g) => g.role)))
   return joinJsonObject(head, 'messages', body.map((g, i) => groupJson(g, marked.has(i))), tail)
+}
+
+const arenas = new JsonArenas<ModelMessage>()
+
+/**
+ * The history index where the first message carrying a breakpoint starts: the start of the
+ * second-to-last user message of the body (a run of tool results is one), found from the end.
+ * `messages.length` when the body has no user message.
+ */
+function firstMarked(messages: readonly ModelMessage[]): number {
+  let users = 0
+  let start = messages.length
+  for (let i = messages.length - 1; i >= 0 && users < BREAKPOINT_MESSAGES; i--) {
+    const role = messages[i]!.role
+    if (role === 'user' || (role === 'tool' && messages[i - 1]?.role !== 'tool')) {
+      users++
+      start = i
+    }
+  }
+  return start
+}
+
+/** Breakpoint-free body messages from `from`, each ending before `limit`; a tool run only once a frozen message closes it. */
+function* stableUnits(messages: readonly ModelMessage[], from: number, limit: number, frozen: number): Generator<ArenaUnit> {
+  let i = from
+  while (i < limit) {
+    const message = messages[i]!
+    if (message.role !== 'tool') {
+      const json = message.role === 'user' ? userMessage(message) : assistantMessage(message)
+      yield { text: json === undefined ? '' : JSON.stringify(json), span: 1, guard: 0 }
+      i++
+      continue
+    }
+    let end = i
+    while (end < messages.length && messages[end]!.role === 'tool') end++
+    if (end > limit || end >= frozen) return
+    const results = messages.slice(i, end).map((m) => toolResultBlock(m as ModelMessage & { role: 'tool' }))
+    yield { text: JSON.stringify({ role: 'user', content: results }), span: end - i, guard: 1 }
+    i = end
+  }
+}
+
+export function encodeMessagesRequest(req: GenerateRequest): Uint8Array[] {
+  const { head, tail } = requestSkeleton(req)
+  const headMembers = JSON.stringify(head).slice(1, -1)
+  const tailMembers = JSON.stringify(tail).slice(1, -1)
+  const messages = req.messages
+  let frozen = 0
+  while (frozen < messages.length && Object.isFrozen(messages[frozen])) frozen++
+  const limit = Math.min(frozen, firstMarked(messages))
+  const prefix = arenas.prefix(`{${headMembers}${headMembers === '' ? '' : ','}"messages":[`, false, messages, limit,
+    (from) => stableUnits(messages, from, limit, frozen))
+  const rest = toAnthropicMessages(messages.slice(prefix.covered))
+  for (const i of breakpointIndices(rest.map((m) => m.role))) rest[i] = withBreakpoint(rest[i]!)
+  let text = ''
+  let comma = prefix.hasElements
+  for (const message of rest) {
+    text += (comma ? ',' : '') + JSON.stringify(message)
+    comma = true
+  }
+  return [prefix.bytes, Buffer.from(`${text}]${tailMembers === '' ? '' : ','}${tailMembers}}`, 'utf8')]
 }

@@ -34,7 +34,7 @@ export type AnthropicImageBlock = { type: 'image'; source: { type: 'base64'; med
 /** A prompt-cache breakpoint: the prefix up to and including this block is cached. */
 export interface CacheControl { type: 'ephemeral' }
 const EPHEMERAL: CacheControl = Object.freeze({ type: 'ephemeral' })
-const BREAKPOINT_MESSAGES = 2
+export const BREAKPOINT_MESSAGES = 2
 
 export type AnthropicToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: (AnthropicTextBlock | AnthropicImageBlock)[]; is_error?: true }
 
