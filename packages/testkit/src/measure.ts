@@ -34,11 +34,31 @@ export function treeRssKb(pid: number): number {
  */
 export const STEP_WINDOWS: Readonly<Record<string, readonly [number, number]>> = { 10: [10, 30], 100: [100, 120], 1000: [979, 999] }
 
-/** Mean ms per step in each of {@link STEP_WINDOWS} that `requests` reaches. */
+/**
+ * Mean ms per step in each of {@link STEP_WINDOWS} that `requests` reaches: the gap between
+ * request receipts, so it includes the mock's own work on each request (parsing a body that
+ * grows with the history) as well as the client's.
+ */
 export function stepCosts(requests: readonly { time: number }[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const [at, [from, to]] of Object.entries(STEP_WINDOWS)) {
     if (requests.length > to) out[at] = (requests[to]!.time - requests[from]!.time) / (to - from)
+  }
+  return out
+}
+
+/**
+ * The client's share of {@link stepCosts}: mean ms, over the same windows, from the mock's
+ * answer of request n being written (`answeredAt`) to request n+1 having arrived
+ * (`receivedAt`) — the client's work between two model requests, without the mock's.
+ */
+export function clientStepCosts(requests: readonly { receivedAt: number; answeredAt?: number }[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [at, [from, to]] of Object.entries(STEP_WINDOWS)) {
+    if (requests.length <= to) continue
+    let sum = 0
+    for (let n = from; n < to; n++) sum += requests[n + 1]!.receivedAt - (requests[n]!.answeredAt ?? Number.NaN)
+    out[at] = sum / (to - from)
   }
   return out
 }

@@ -35,7 +35,8 @@ function estimate(chars: number): number {
   return Math.max(1, Math.ceil(chars / 4))
 }
 
-export function normalizeReply(step: ReplyStep, requestBody: unknown, nextCallId: () => string): Reply {
+/** `requestChars`: the length of the request body's text (the default input-token estimate). */
+export function normalizeReply(step: ReplyStep, requestChars: number, nextCallId: () => string): Reply {
   const toolCalls = (step.toolCalls ?? []).map((call): ReplyToolCall => ({
     id: call.id ?? nextCallId(),
     name: call.name,
@@ -50,7 +51,7 @@ export function normalizeReply(step: ReplyStep, requestBody: unknown, nextCallId
     toolCalls,
     finish: step.finish ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
     usage: {
-      input: step.usage?.input ?? estimate(JSON.stringify(requestBody ?? '').length),
+      input: step.usage?.input ?? estimate(requestChars),
       output: step.usage?.output ?? estimate(outputChars),
       cacheRead: step.usage?.cacheRead ?? 0,
     },

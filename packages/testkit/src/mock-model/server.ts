@@ -27,8 +27,16 @@ export interface RecordedRequest {
   /** Lower-cased names; credential values replaced by '<redacted>'. */
   headers: Record<string, string>
   body: unknown
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: when the body was read and parsed (what `stepCosts` spans). */
   time: number
+  /**
+   * Epoch milliseconds (sub-millisecond): `receivedAt` when the body's last byte had arrived,
+   * before the mock joined, decoded and parsed it; `answeredAt` when the mock had handed its whole answer to the socket
+   * (unset while the answer is being written, and for an answer that never ends). The span
+   * between them is the mock's own work; `answeredAt` → the next `receivedAt` is the client's.
+   */
+  receivedAt: number
+  answeredAt?: number
 }
 
 export interface MockModel {
@@ -49,6 +57,8 @@ export interface MockModelOptions {
   host?: string
   /** Called with one line per model request (the CLI prints these to stderr). */
   log?: (line: string) => void
+  /** Called synchronously as each model request is recorded (e.g. to sample the client's CPU). */
+  onRequest?: (request: RecordedRequest) => void
 }
 
 const ROUTES: Record<string, MockProtocol> = {
@@ -96,10 +106,17 @@ function redactHeaders(raw: IncomingMessage['headers']): Record<string, string> 
   return out
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** Epoch milliseconds with sub-millisecond resolution. */
+function now(): number {
+  return performance.timeOrigin + performance.now()
+}
+
+/** The body's text, and when its last byte had arrived (before the mock joined and decoded it). */
+async function readBody(req: IncomingMessage): Promise<{ text: string; receivedAt: number }> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  const receivedAt = now()
+  return { text: Buffer.concat(chunks).toString('utf8'), receivedAt }
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -126,7 +143,7 @@ class MockModelServer {
   private callCounter = 0
   private responseCounter = 0
 
-  constructor(script: Script, private readonly log: (line: string) => void) {
+  constructor(script: Script, private readonly log: (line: string) => void, private readonly onRequest: (r: RecordedRequest) => void) {
     this.script = parseScript(script)
   }
 
@@ -151,14 +168,17 @@ class MockModelServer {
       sendJson(res, 404, { error: { message: `mock model: no route for ${req.method ?? '?'} ${path}` } })
       return
     }
-    const text = await readBody(req)
+    const { text, receivedAt } = await readBody(req)
     let body: unknown
     try {
       body = JSON.parse(text)
     } catch {
       body = text
     }
-    this.requests.push({ protocol, path, headers: redactHeaders(req.headers), body, time: Date.now() })
+    const recorded: RecordedRequest = { protocol, path, headers: redactHeaders(req.headers), body, time: Date.now(), receivedAt }
+    this.requests.push(recorded)
+    res.once('finish', () => { recorded.answeredAt = now() })
+    this.onRequest(recorded)
     const n = this.requests.length
     const errorBody = WIRES[protocol].errorBody
     if (typeof body !== 'object' || body === null) {
@@ -172,12 +192,12 @@ class MockModelServer {
     }
     const stepNo = ++this.cursor
     this.log(`#${n} ${protocol} POST ${path} → step ${stepNo}/${this.script.length} (${stepKind(step)})`)
-    const problems = checkExpect(step.expect, viewRequest(protocol, body))
+    const problems = step.expect ? checkExpect(step.expect, viewRequest(protocol, body)) : []
     if (problems.length > 0) {
       this.fail(res, 400, `mock expectation failed at request #${n} (step ${stepNo}): ${problems.join('; ')}`, errorBody)
       return
     }
-    await this.answer(protocol, step, body as Record<string, unknown>, res)
+    await this.answer(protocol, step, body as Record<string, unknown>, text.length, res)
   }
 
   private fail(res: ServerResponse, status: number, message: string, errorBody: (s: number, m: string) => unknown): void {
@@ -186,7 +206,7 @@ class MockModelServer {
     sendJson(res, status, errorBody(status, message))
   }
 
-  private async answer(protocol: MockProtocol, step: Step, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  private async answer(protocol: MockProtocol, step: Step, body: Record<string, unknown>, chars: number, res: ServerResponse): Promise<void> {
     const streaming = body.stream === true
     const wire = WIRES[protocol]
     const ctx: RenderContext = {
@@ -197,17 +217,17 @@ class MockModelServer {
     if (isErrorStep(step)) {
       const { status, retryAfter, inStream } = step.error
       const message = step.error.message ?? `mock error ${status}`
-      if (inStream && streaming) return this.stream(res, wire.streamError(status, message, normalizeReply({}, body, () => this.nextCallId()), ctx), 0)
+      if (inStream && streaming) return this.stream(res, wire.streamError(status, message, normalizeReply({}, chars, () => this.nextCallId()), ctx), 0)
       const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }
       sendJson(res, status, wire.errorBody(status, message), headers)
       return
     }
     if (isFaultStep(step)) {
-      const reply = normalizeReply({}, body, () => this.nextCallId())
+      const reply = normalizeReply({}, chars, () => this.nextCallId())
       if (!streaming) return this.nonStreamFault(step.fault, res, wire.json(reply, ctx))
       return this.stream(res, wire.fault(step.fault, step.text ?? DEFAULT_PARTIAL_TEXT, reply, ctx), 0)
     }
-    const reply = normalizeReply(step, body, () => this.nextCallId())
+    const reply = normalizeReply(step, chars, () => this.nextCallId())
     if (!streaming) {
       sendJson(res, 200, wire.json(reply, ctx))
       return
@@ -261,7 +281,7 @@ class MockModelServer {
     }
     if (route === 'POST /__mock/script') {
       try {
-        this.setScript(parseScriptText(await readBody(req), 'POST /__mock/script'))
+        this.setScript(parseScriptText((await readBody(req)).text, 'POST /__mock/script'))
       } catch (error) {
         return sendJson(res, 400, { error: { message: error instanceof Error ? error.message : String(error) } })
       }
@@ -273,7 +293,7 @@ class MockModelServer {
 
 /** Starts the mock on `host` (default 127.0.0.1) and `port` (default: any free port). */
 export async function startMockModel(opts: MockModelOptions = {}): Promise<MockModel> {
-  const state = new MockModelServer(opts.script ?? [], opts.log ?? (() => {}))
+  const state = new MockModelServer(opts.script ?? [], opts.log ?? (() => {}), opts.onRequest ?? (() => {}))
   const server = createServer((req, res) => {
     state.handle(req, res).catch((error: unknown) => {
       const message = `mock model internal error: ${error instanceof Error ? error.message : String(error)}`
