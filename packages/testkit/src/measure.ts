@@ -29,6 +29,33 @@ export function treeRssKb(pid: number): number {
 }
 
 /**
+ * CPU time (ms) that `pid` has run so far, all its threads summed (user + system, from
+ * /proc/<pid>/task/<tid>/schedstat; threads that already exited are not counted); 0 when it is gone.
+ */
+export function cpuMs(pid: number): number {
+  let ns = 0
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0])
+      } catch { /* the thread exited */ }
+    }
+  } catch { /* gone */ }
+  return ns / 1e6
+}
+
+/** The first child of `pid` (e.g. the process `/usr/bin/time` runs), if it has one now. */
+export function firstChild(pid: number): number | undefined {
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const c = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(' ')[0]
+      if (c) return Number(c)
+    }
+  } catch { /* gone */ }
+  return undefined
+}
+
+/**
  * The request windows [from, to) whose mean gap is "the per-step cost at step N" (N = the
  * key): past start-up, inside a run of N+20 steps; request times are the mock's receipt times.
  */
@@ -59,6 +86,15 @@ export function clientStepCosts(requests: readonly { receivedAt: number; answere
     let sum = 0
     for (let n = from; n < to; n++) sum += requests[n + 1]!.receivedAt - (requests[n]!.answeredAt ?? Number.NaN)
     out[at] = sum / (to - from)
+  }
+  return out
+}
+
+/** Mean CPU ms per step over each of {@link STEP_WINDOWS}: `cpu[i]` is the client's {@link cpuMs} as request i arrived. */
+export function cpuStepCosts(cpu: readonly number[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [at, [from, to]] of Object.entries(STEP_WINDOWS)) {
+    if (cpu.length > to) out[at] = (cpu[to]! - cpu[from]!) / (to - from)
   }
   return out
 }

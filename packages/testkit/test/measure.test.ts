@@ -1,7 +1,10 @@
 // What the benchmarks' per-step figures mean: `stepCosts` spans request receipts (the mock's own
 // work included), `clientStepCosts` only the client's share, from the mock's stamps.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { clientStepCosts, startMockModel, STEP_WINDOWS, stepCosts, type MockModel, type RecordedRequest } from '@dsh/testkit'
+import { clientStepCosts, cpuMs, cpuStepCosts, firstChild, startMockModel, STEP_WINDOWS, stepCosts, type MockModel, type RecordedRequest } from '@dsh/testkit'
 
 let mock: MockModel
 let seen: RecordedRequest[]
@@ -85,5 +88,33 @@ describe('stepCosts and clientStepCosts', () => {
     expect(Object.keys(clientStepCosts(requests))).toEqual(['10'])
     delete requests[12]!.answeredAt
     expect(clientStepCosts(requests)['10']).toBeNaN()
+  })
+})
+
+describe('cpuMs, firstChild, cpuStepCosts', () => {
+  it('reads a process\'s CPU time from /proc (it grows while the process computes; 0 once it is gone)', async () => {
+    const before = cpuMs(process.pid)
+    let x = 0
+    for (let i = 0; i < 5e7; i++) x += i % 7
+    expect(x).toBeGreaterThan(0)
+    expect(cpuMs(process.pid)).toBeGreaterThan(before)
+    // a shell whose only child is `sleep` (as /usr/bin/time's only child is dsh)
+    const shell = spawn('sh', ['-c', 'sleep 30 & wait'], { detached: true })
+    await once(shell, 'spawn')
+    let sleeper: number | undefined
+    for (let i = 0; i < 500 && sleeper === undefined; i++) {
+      sleeper = firstChild(shell.pid!)
+      if (sleeper === undefined) await new Promise((r) => setTimeout(r, 10))
+    }
+    expect(readFileSync(`/proc/${sleeper}/comm`, 'utf8').trim()).toBe('sleep')
+    expect(firstChild(sleeper!)).toBeUndefined()
+    process.kill(-shell.pid!, 'SIGKILL')
+    await once(shell, 'close')
+    expect(cpuMs(shell.pid!)).toBe(0)
+  })
+
+  it('is the mean CPU per step over each window the samples reach', () => {
+    const cpu = Array.from({ length: 130 }, (_, i) => 100 + i * 4 + (i >= 100 ? (i - 100) * 2 : 0))
+    expect(cpuStepCosts(cpu)).toEqual({ 10: 4, 100: 6 })
   })
 })
