@@ -8,4 +8,4 @@ export { requestsFromLog, expectedBodies } from './log-check.js'
 export type { LoggedRequest } from './log-check.js'
 // Test-tree helpers (they use vitest) live in the `@dsh/testkit/tree` entry, not here.
 export { longSessionLog } from './long-log.js'
-export { rssKb, STEP_WINDOWS, stepCosts, treeRssKb } from './measure.js'
+export { clientStepCosts, cpuMs, cpuStepCosts, firstChild, rssKb, STEP_WINDOWS, stepCosts, treeRssKb } from './measure.js'

@@ -3,7 +3,7 @@ import { errorInfo, textOf, type ModelMessage, type ProviderEndpoint, type ToolS
 import type { Agent } from '../agent/agent.js'
 import { consumeStream } from '../agent/stream.js'
 import type { Session } from '../session/session.js'
-import { pickSpan, visibleItems, type VisibleItem } from './spans.js'
+import { historyTokens, historyTokensAfter, pickSpan, visibleItems } from './spans.js'
 import { SUMMARY_SYSTEM, summaryPrompt, type CompactionReason } from './summary.js'
 import { estimateMessage, estimateText, usageBaseline, type ContextTokens } from './tokens.js'
 
@@ -59,9 +59,16 @@ export class CompactionService extends Service {
     return this.ctx.llm.modelInfo(provider, model).contextWindow
   }
 
-  /** Tokens the next request holds: provider usage when the log has it, an estimate otherwise. */
+  /**
+   * Tokens the next request holds: provider usage when the log has it, an estimate otherwise.
+   * Asked every step: O(events since the last call and since the last answer), not O(session).
+   */
   usage(agent: Agent, request?: CompactOptions['request']): ContextTokens {
-    return this.measure(agent, request ?? lastHeader(agent.session)).use
+    const window = this.window(agent)
+    const { events } = agent.session
+    const fromUsage = usageBaseline(events, (seq) => historyTokensAfter(events, seq))
+    if (fromUsage !== undefined) return { tokens: fromUsage, window, source: 'usage' }
+    return { tokens: fixedCost(request ?? lastHeader(agent.session)) + historyTokens(events), window, source: 'estimate' }
   }
 
   /** Whether the next request crosses the threshold. */
@@ -123,16 +130,11 @@ export class CompactionService extends Service {
     return { ok: true, messages: span.count, ...where, tokensBefore, tokensAfter }
   }
 
-  /** The history items with their estimates, the request's fixed cost, and what they add up to. */
+  /** The history items with their estimates, the request's fixed cost, and what `usage` says. */
   private measure(agent: Agent, request: { system: string; tools: readonly ToolSchema[] }) {
-    const window = this.window(agent)
     const items = visibleItems(agent.session.events)
     const costs = items.map((i) => estimateMessage(i.message))
-    const fixed = fixedCost(request)
-    const estimate = fixed + costs.reduce((a, b) => a + b, 0)
-    const fromUsage = usageBaseline(agent.session.events, (seq) => sumAfter(items, costs, seq))
-    const use: ContextTokens = fromUsage === undefined ? { tokens: estimate, window, source: 'estimate' } : { tokens: fromUsage, window, source: 'usage' }
-    return { use, items, costs, fixed }
+    return { use: this.usage(agent, request), items, costs, fixed: fixedCost(request) }
   }
 
   private fail(session: Session, reason: string, where: { fromSeq: number; toSeq: number }): CompactResult {
@@ -149,10 +151,4 @@ function lastHeader(session: Session): { system: string; tools: readonly ToolSch
 
 function fixedCost(request: { system: string; tools: readonly ToolSchema[] }): number {
   return estimateText(request.system) + estimateText(JSON.stringify(request.tools))
-}
-
-function sumAfter(items: readonly VisibleItem[], costs: readonly number[], seq: number): number {
-  let total = 0
-  for (let i = 0; i < items.length; i++) if (items[i]!.lo > seq) total += costs[i]!
-  return total
 }

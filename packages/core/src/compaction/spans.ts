@@ -1,5 +1,6 @@
 import type { SessionEvent } from '@dsh/protocol'
 import { MessageDeriver, type HistoryItem } from '../session/derive.js'
+import { estimateMessage } from './tokens.js'
 
 /** One message of the model history with the seq range of the log it stands for. */
 export type VisibleItem = HistoryItem
@@ -11,17 +12,73 @@ export type VisibleItem = HistoryItem
  * `events` must be append-only between calls (a session log); the fold is cached per array.
  */
 export function visibleItems(events: readonly SessionEvent[]): VisibleItem[] {
-  // A session log only grows: fold just the events added since the last call on the same
-  // array (every step asks, so a full fold would make each step cost O(session)). The
-  // message objects are kept too, so per-message estimates are computed once.
-  let fold = folds.get(events)
-  if (!fold || fold.count > events.length) folds.set(events, fold = { count: 0, deriver: new MessageDeriver() })
-  for (let i = fold.count; i < events.length; i++) fold.deriver.push(events[i]!)
-  fold.count = events.length
-  return fold.deriver.items
+  return foldOf(events).deriver.items
 }
 
-const folds = new WeakMap<readonly SessionEvent[], { count: number; deriver: MessageDeriver }>()
+/**
+ * Pure: the summed `estimateMessage` of `visibleItems(events)`, kept up to date as `events`
+ * grows (O(new events) per call; a `history/replace` makes the next call re-add them all).
+ */
+export function historyTokens(events: readonly SessionEvent[]): number {
+  const fold = foldOf(events)
+  if (fold.tokens === undefined) {
+    let total = 0
+    for (let i = 0; i < fold.deriver.size; i++) total += estimateMessage(fold.deriver.item(i)!.message)
+    fold.tokens = total
+  }
+  return fold.tokens
+}
+
+/**
+ * Pure: the summed `estimateMessage` of the items of `visibleItems(events)` whose span starts
+ * after `seq`. While the items' `lo` never decreases along the history (always, unless a
+ * `history/replace` named a span after itself) they are a suffix, read from the end: O(that
+ * suffix); otherwise every item is looked at.
+ */
+export function historyTokensAfter(events: readonly SessionEvent[], seq: number): number {
+  const { deriver, sorted } = foldOf(events)
+  let total = 0
+  if (sorted) {
+    for (let i = deriver.size - 1; i >= 0 && deriver.item(i)!.lo > seq; i--) total += estimateMessage(deriver.item(i)!.message)
+  } else {
+    for (let i = 0; i < deriver.size; i++) if (deriver.item(i)!.lo > seq) total += estimateMessage(deriver.item(i)!.message)
+  }
+  return total
+}
+
+/**
+ * The fold of one log array: events `[0, count)` pushed into `deriver`; `tokens` the summed
+ * estimate of its items (undefined after a replace, until recounted); `sorted` whether the
+ * items' `lo` never decreases along the history.
+ */
+interface Fold { count: number; deriver: MessageDeriver; tokens: number | undefined; sorted: boolean }
+
+// A session log only grows: fold just the events added since the last call on the same array
+// (every step asks, so a full fold would make each step cost O(session)). The message objects
+// are kept too, so per-message estimates are computed once.
+const folds = new WeakMap<readonly SessionEvent[], Fold>()
+
+function foldOf(events: readonly SessionEvent[]): Fold {
+  let fold = folds.get(events)
+  if (!fold || fold.count > events.length) folds.set(events, fold = { count: 0, deriver: new MessageDeriver(), tokens: 0, sorted: true })
+  const { deriver } = fold
+  for (let i = fold.count; i < events.length; i++) {
+    const event = events[i]!
+    const size = deriver.size
+    deriver.push(event)
+    if (event.type === 'history/replace') {
+      fold.tokens = undefined
+      fold.sorted = true
+      for (let j = 1; j < deriver.size && fold.sorted; j++) fold.sorted = deriver.item(j - 1)!.lo <= deriver.item(j)!.lo
+    } else if (deriver.size > size) {
+      const added = deriver.item(size)!
+      if (fold.tokens !== undefined) fold.tokens += estimateMessage(added.message)
+      if (size > 0 && deriver.item(size - 1)!.lo > added.lo) fold.sorted = false
+    }
+  }
+  fold.count = events.length
+  return fold
+}
 
 /** A run of history items to summarise: `items[first .. first + count)`. */
 export interface Span {

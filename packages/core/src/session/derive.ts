@@ -27,6 +27,8 @@ export interface HistoryItem {
  */
 export class MessageDeriver {
   private readonly entries: HistoryItem[] = []
+  /** `entries[i].message` for each i, kept beside them so `messages` is one copy, not a map. */
+  private readonly list: ModelMessage[] = []
 
   push(event: SessionEvent): void {
     switch (event.type) {
@@ -53,7 +55,7 @@ export class MessageDeriver {
 
   /** A fresh array (the messages themselves are shared). */
   get messages(): ModelMessage[] {
-    return this.entries.map((entry) => entry.message)
+    return this.list.slice()
   }
 
   /** The same history with each message's seq span: a fresh array (the items themselves are shared). */
@@ -61,8 +63,20 @@ export class MessageDeriver {
     return this.entries.slice()
   }
 
+  /** How many messages the history holds now. */
+  get size(): number {
+    return this.entries.length
+  }
+
+  /** The item at `index` of the history (0 = oldest), without copying the list. */
+  item(index: number): HistoryItem | undefined {
+    return this.entries[index]
+  }
+
   private add(seq: number, message: ModelMessage): void {
-    this.entries.push({ lo: seq, hi: seq, message: Object.freeze(message), summary: false })
+    const frozen = Object.freeze(message)
+    this.entries.push({ lo: seq, hi: seq, message: frozen, summary: false })
+    this.list.push(frozen)
   }
 
   private replace({ fromSeq, toSeq, summary }: SessionEventMap['history/replace']): void {
@@ -81,6 +95,8 @@ export class MessageDeriver {
     }
     entries.length = write
     entries.splice(at < 0 ? write : at, 0, { lo: fromSeq, hi: toSeq, message, summary: true })
+    this.list.length = 0
+    for (const entry of entries) this.list.push(entry.message)
   }
 }
 

@@ -35,7 +35,7 @@ function estimate(chars: number): number {
   return Math.max(1, Math.ceil(chars / 4))
 }
 
-/** `requestChars`: the length of the request body as received (the input-token estimate's base). */
+/** `requestChars`: the length of the request body's text (the default input-token estimate). */
 export function normalizeReply(step: ReplyStep, requestChars: number, nextCallId: () => string): Reply {
   const toolCalls = (step.toolCalls ?? []).map((call): ReplyToolCall => ({
     id: call.id ?? nextCallId(),

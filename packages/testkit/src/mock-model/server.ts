@@ -27,8 +27,16 @@ export interface RecordedRequest {
   /** Lower-cased names; credential values replaced by '<redacted>'. */
   headers: Record<string, string>
   body: unknown
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: when the body was read and parsed (what `stepCosts` spans). */
   time: number
+  /**
+   * Epoch milliseconds (sub-millisecond): `receivedAt` when the body's last byte had arrived,
+   * before the mock joined, decoded and parsed it; `answeredAt` when the mock had handed its whole answer to the socket
+   * (unset while the answer is being written, and for an answer that never ends). The span
+   * between them is the mock's own work; `answeredAt` → the next `receivedAt` is the client's.
+   */
+  receivedAt: number
+  answeredAt?: number
 }
 
 export interface MockModel {
@@ -49,6 +57,8 @@ export interface MockModelOptions {
   host?: string
   /** Called with one line per model request (the CLI prints these to stderr). */
   log?: (line: string) => void
+  /** Called synchronously as each model request is recorded (e.g. to sample the client's CPU). */
+  onRequest?: (request: RecordedRequest) => void
 }
 
 const ROUTES: Record<string, MockProtocol> = {
@@ -96,10 +106,17 @@ function redactHeaders(raw: IncomingMessage['headers']): Record<string, string> 
   return out
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** Epoch milliseconds with sub-millisecond resolution. */
+function now(): number {
+  return performance.timeOrigin + performance.now()
+}
+
+/** The body's text, and when its last byte had arrived (before the mock joined and decoded it). */
+async function readBody(req: IncomingMessage): Promise<{ text: string; receivedAt: number }> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  const receivedAt = now()
+  return { text: Buffer.concat(chunks).toString('utf8'), receivedAt }
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -126,7 +143,7 @@ class MockModelServer {
   private callCounter = 0
   private responseCounter = 0
 
-  constructor(script: Script, private readonly log: (line: string) => void) {
+  constructor(script: Script, private readonly log: (line: string) => void, private readonly onRequest: (r: RecordedRequest) => void) {
     this.script = parseScript(script)
   }
 
@@ -151,14 +168,17 @@ class MockModelServer {
       sendJson(res, 404, { error: { message: `mock model: no route for ${req.method ?? '?'} ${path}` } })
       return
     }
-    const text = await readBody(req)
+    const { text, receivedAt } = await readBody(req)
     let body: unknown
     try {
       body = JSON.parse(text)
     } catch {
       body = text
     }
-    this.requests.push({ protocol, path, headers: redactHeaders(req.headers), body, time: Date.now() })
+    const recorded: RecordedRequest = { protocol, path, headers: redactHeaders(req.headers), body, time: Date.now(), receivedAt }
+    this.requests.push(recorded)
+    res.once('finish', () => { recorded.answeredAt = now() })
+    this.onRequest(recorded)
     const n = this.requests.length
     const errorBody = WIRES[protocol].errorBody
     if (typeof body !== 'object' || body === null) {
@@ -262,7 +282,7 @@ class MockModelServer {
     }
     if (route === 'POST /__mock/script') {
       try {
-        this.setScript(parseScriptText(await readBody(req), 'POST /__mock/script'))
+        this.setScript(parseScriptText((await readBody(req)).text, 'POST /__mock/script'))
       } catch (error) {
         return sendJson(res, 400, { error: { message: error instanceof Error ? error.message : String(error) } })
       }
@@ -274,7 +294,7 @@ class MockModelServer {
 
 /** Starts the mock on `host` (default 127.0.0.1) and `port` (default: any free port). */
 export async function startMockModel(opts: MockModelOptions = {}): Promise<MockModel> {
-  const state = new MockModelServer(opts.script ?? [], opts.log ?? (() => {}))
+  const state = new MockModelServer(opts.script ?? [], opts.log ?? (() => {}), opts.onRequest ?? (() => {}))
   const server = createServer((req, res) => {
     state.handle(req, res).catch((error: unknown) => {
       const message = `mock model internal error: ${error instanceof Error ? error.message : String(error)}`
