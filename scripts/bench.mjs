@@ -225,7 +225,7 @@ const rows = [['case', 'wall median', 'min', 'max', 'CPU ms', 'start→1st reque
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i])).join('  '))
 
-console.log(`\nper extra tool step (median slope): 20→200: ${perStep['20→200']} ms, 200→1000: ${perStep['200→1000']} ms (target ≤ 15 ms, flat)`)
+console.log(`\nper extra tool step (median slope): 20→200: ${perStep['20→200']} ms, 200→1000: ${perStep['200→1000']} ms (target ≤ 15 ms, flat; from whole-run walls, so the mock's work is in it)`)
 // dsh's ms per step: from the mock's answer to dsh's next request (the mock's own work, which
 // grows with the body it parses, left out); "with the mock" is the receipt-to-receipt figure
 const FIGURES = [['clientStepMs', 'dsh ms per step'], ['stepMs', 'ms per step with the mock'], ['cpuStepMs', 'dsh CPU ms per step']]
