@@ -102,9 +102,11 @@ describe('cpuMs, firstChild, cpuStepCosts', () => {
     const shell = spawn('sh', ['-c', 'sleep 30 & wait'], { detached: true })
     await once(shell, 'spawn')
     let sleeper: number | undefined
-    for (let i = 0; i < 500 && sleeper === undefined; i++) {
+    // the child is `sh` between its fork and its exec of sleep: wait for the exec
+    const comm = (pid: number | undefined) => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() } catch { return undefined } }
+    for (let i = 0; i < 500 && comm(sleeper) !== 'sleep'; i++) {
       sleeper = firstChild(shell.pid!)
-      if (sleeper === undefined) await new Promise((r) => setTimeout(r, 10))
+      if (comm(sleeper) !== 'sleep') await new Promise((r) => setTimeout(r, 10))
     }
     expect(readFileSync(`/proc/${sleeper}/comm`, 'utf8').trim()).toBe('sleep')
     expect(firstChild(sleeper!)).toBeUndefined()
