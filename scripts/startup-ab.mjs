@@ -2,12 +2,14 @@
 // dsh bin scripts in one interleaved run (the order alternates every round), each launch a
 // fresh process against the testkit's scripted mock model, each variant with its own warm temp
 // DSH_HOME (its own parse and code caches). Cases: start → first model request of a 3-tool
-// headless one-shot (plain, and with one out-of-tree row in the profile), the one-shot's wall
+// headless one-shot (plain, and with one out-of-tree row in the profile), the CPU the dsh
+// process used until the mock received that request (read from /proc: less at the mercy of
+// other load than wall time), the one-shot's wall
 // time sandboxed (the default preset) and unsandboxed, in an empty workspace, and the wall time of `--help` /
 // `--version`. Prints medians and min–max, the load average, and the ratio of the last
 // variant's median to the first's.
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,6 +31,19 @@ function makeHome(home) {
   writeFileSync(join(oot, 'node_modules', 'dsh-bench-noop', 'plugin.js'), 'export function apply() {}\n')
 }
 
+/** On-CPU milliseconds of every thread of process `pid` so far (/proc/<pid>/task/<tid>/schedstat). */
+function cpuMs(pid) {
+  let ns = 0
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // the thread exited
+    }
+  }
+  return ns / 1e6
+}
+
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 const fmt = (v) => `${median(v).toFixed(0)} (${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)})`
 
@@ -38,7 +53,9 @@ const fmt = (v) => `${median(v).toFixed(0)} (${Math.min(...v).toFixed(0)}–${Ma
  */
 export async function startupAB({ variants, runs, scratchPrefix = 'dsh-bench-startup-' }) {
   const { startMockModel } = await import(join(root, 'packages/testkit/dist/index.js'))
-  const model = await startMockModel()
+  // the launch in flight: its CPU is read when the mock logs its first request
+  let current
+  const model = await startMockModel({ log: () => { if (current && current.cpuMs === undefined) current.cpuMs = cpuMs(current.pid) } })
   const scratch = mkdtempSync(join(tmpdir(), scratchPrefix))
   const workspace = join(scratch, 'work') // an empty workspace, as bench-codex's
   mkdirSync(workspace)
@@ -53,12 +70,13 @@ export async function startupAB({ variants, runs, scratchPrefix = 'dsh-bench-sta
     const startedAt = Date.now()
     const started = process.hrtime.bigint()
     const child = spawn(process.execPath, [variants[variant], ...args], { env: envs[variant], cwd: workspace, stdio: ['ignore', 'ignore', 'pipe'] })
+    const launched = current = { pid: child.pid, cpuMs: undefined }
     let stderr = ''
     child.stderr.on('data', (d) => { stderr += d })
     child.on('error', reject)
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`${variant}: dsh ${args.join(' ')} exited ${code}: ${stderr}`))
-      else resolve({ startedAt, ms: Number(process.hrtime.bigint() - started) / 1e6 })
+      else resolve({ startedAt, ms: Number(process.hrtime.bigint() - started) / 1e6, cpuMs: launched.cpuMs })
     })
   })
   const oneShot = (variant, args) => {
@@ -72,6 +90,7 @@ export async function startupAB({ variants, runs, scratchPrefix = 'dsh-bench-sta
   }
   const cases = {
     'start → first request': (v) => firstRequest(v, 'headless'),
+    'CPU to the first request (steadier on a busy machine)': async (v) => (await oneShot(v, ['--profile', 'headless'])).cpuMs,
     'start → first request, + out-of-tree row': (v) => firstRequest(v, 'oot'),
     'one-shot wall (3 tools, sandboxed)': async (v) => (await oneShot(v, ['--profile', 'headless'])).ms,
     'one-shot wall (3 tools, unsandboxed)': async (v) => (await oneShot(v, ['--profile', 'headless', '--permission-mode', 'danger-full-access'])).ms,
