@@ -87,6 +87,26 @@ describe('many hard links out of the workspace (a pnpm node_modules)', () => {
   })
 })
 
+describe('a secret linked into a directory bound read-only whole', () => {
+  it('stays masked (unreadable inside) and unwritable; the store is untouched', async () => {
+    const { ws, store, tmp } = pnpmWorkspace()
+    const before = storeHash(store)
+    const secret = path.join(tempDir('secret-home'), 'key.txt')
+    writeFileSync(secret, 'sk-canary\n')
+    const link = path.join(ws, 'node_modules', '.pnpm', 'pkg3@1.0.0', 'node_modules', 'pkg3', 'lib', 'key.js')
+    linkSync(secret, link)
+    const tree = await execTree({ sandbox: { maskFiles: [secret] } })
+    let output = ''
+    const argv = await tree.sandbox.wrap(['bash', '-c', 'cat node_modules/pkg3/lib/key.js; echo "[read]"; echo x >> node_modules/pkg3/lib/key.js 2>/dev/null && echo WROTE; echo x >> node_modules/pkg3/lib/f5.js 2>/dev/null && echo WROTE; true'], policyFor('workspace-write', ws, tmp))
+    expect(argv.filter((a) => a === '--ro-bind' || a === '--bind').length).toBeLessThanOrEqual(MAX_LINK_MOUNTS + 2)
+    await tree.subprocess.run(argv, { cwd: ws, onData: (c) => { output += c.toString() } })
+    expect(output).toContain('[read]')
+    expect(output).not.toMatch(/sk-canary|WROTE/)
+    expect(readFileSync(secret, 'utf8')).toBe('sk-canary\n')
+    expect(storeHash(store)).toBe(before)
+  })
+})
+
 describe('planLinkMounts', () => {
   /** `n` directories under `ws/sub`, each with `links` outside links and `extra` plain files beside them. */
   function layout(n: number, extra: number, links = 1) {

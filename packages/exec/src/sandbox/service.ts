@@ -105,9 +105,11 @@ export class LocalSandbox extends Service implements SandboxSeam {
       if (planHolds(plan)) return plan
     }
     const linked = roots.map((r) => scans.get(r)!)
-    const outside = outsideLinks(linked).filter((f) => !secretInodes.has(f.inode) && stillIs(f))
-    const far = new Set(outside.map((f) => f.path))
-    const inside = new Set(linked.flat().map((f) => f.path).filter((p) => !far.has(p)))
+    const all = outsideLinks(linked)
+    const outside = all.filter((f) => !secretInodes.has(f.inode) && stillIs(f))
+    // only links known to stay inside may be made writable again; a secret's links are masked after
+    const far = new Set(all.map((f) => f.path))
+    const inside = new Set(linked.flat().filter((f) => !far.has(f.path) && stillIs(f)).map((f) => f.path))
     const plan = planLinkMounts(outside, roots, { inside })
     this.plans.set(key, plan)
     return plan
