@@ -35,6 +35,21 @@ describe('dsh batch (local worlds)', () => {
     expect(world.model.requests.length).toBe(requests)
   })
 
+  it('SIGTERM stops a local batch with exit 143 (128 + 15, not the 130 of Ctrl-C); the task is left to resume', async () => {
+    writeFileSync(join(world.workspace, 'tasks.jsonl'), tasksOf(1, 'term'))
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: 'echo started > started.txt; sleep 41.5' } }] }])
+    const child = world.spawn(['batch', 'tasks.jsonl'])
+    const done = collect(child)
+    const marker = join(world.workspace, 'term0', 'started.txt')
+    for (let i = 0; i < 500 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(existsSync(marker)).toBe(true)
+    child.kill('SIGTERM')
+    const r = await done
+    expect(r.stderr).toContain('batch: interrupted')
+    expect(r.code).toBe(143)
+    expect(resultsOf(join(world.workspace, 'tasks.results.jsonl'))).toHaveLength(0)
+  })
+
   it('bad input: an invalid line or a duplicate id is named by line, and nothing starts without --keep-going', async () => {
     writeFileSync(join(world.workspace, 'tasks.jsonl'), '{"id":"a","prompt":"x"}\n{"id":"b"}\nnot json\n{"id":"a","prompt":"y"}\n')
     const r = await batch(['tasks.jsonl'])

@@ -1,5 +1,5 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
-import { formatError } from '@dsh/protocol'
+import { formatError, type LauncherSignal } from '@dsh/protocol'
 
 /**
  * `ctx.launcher`: what the `dsh` process gives the tree. Provided at the root by
@@ -26,12 +26,7 @@ export interface LauncherInit {
   stderr: NodeJS.WritableStream
 }
 
-export type LauncherSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP'
-
-/** The exit code of a run a signal ended: 128 + the signal's number (SIGHUP 129, SIGINT 130, SIGTERM 143). */
-export function signalExitCode(signal: LauncherSignal): number {
-  return signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
-}
+export { signalExitCode, type LauncherSignal } from '@dsh/protocol'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {

@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { DshError, failpoint, formatError, isDshError, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
+import { DshError, failpoint, formatError, isDshError, signalExitCode, textOf, type AssistantBlock, type CallCard, type ErrorInfo, type Json, type SessionEvent, type TurnEndReason } from '@dsh/protocol'
 import { parseCommand, unknownReply, type CommandRegistry } from '@dsh/core'
 import type { HostClient, HostConnection } from '@dsh/host'
 import { HEADLESS_USAGE, parseHeadlessArgs, type HeadlessArgs } from './args.js'
@@ -232,7 +232,7 @@ export async function runHeadless(ctx: Context): Promise<number> {
   /** The exit code of the signal that cancelled the turn (128 + its number). */
   let interrupted: number | undefined
   const disposeSignal = ctx.on('launcher/signal', (signal) => {
-    interrupted = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143
+    interrupted = signalExitCode(signal)
     if (sessionId) void conn.call('session/cancel', { sessionId }).catch(() => undefined)
     return true
   })

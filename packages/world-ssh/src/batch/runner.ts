@@ -2,14 +2,14 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, wr
 import path from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import type { Session } from '@dsh/core'
-import { DshError, formatError, isDshError, type Usage } from '@dsh/protocol'
+import { DshError, formatError, isDshError, signalExitCode, type Usage } from '@dsh/protocol'
 import type { WorldService } from '../service.js'
 import { formatTarget, parseWorldUrl } from '../url.js'
 import { BATCH_USAGE, parseBatchArgs, type BatchArgs } from './args.js'
 import { parseHosts, parseTasks, readResults, type Task, type TaskResult } from './input.js'
 import { HostPool, type Slot } from './pool.js'
 
-const EXIT = { completed: 0, failed: 1, usage: 2, interrupted: 130 } as const
+const EXIT = { completed: 0, failed: 1, usage: 2 } as const
 /** The message that continues an interrupted task's session. */
 export const CONTINUE_PROMPT = 'The previous run of this task was interrupted. Check what was already done, then finish the task.'
 
@@ -113,14 +113,15 @@ export async function runBatch(ctx: Context): Promise<number> {
   const started = Date.now()
   let done = 0
   let failed = 0
-  let interrupted = false
+  /** The exit code of the signal that stopped the batch (128 + its number); unset while none came. */
+  let interrupted: number | undefined
   const progress = () => {
     const minutes = (Date.now() - started) / 60_000
     const rate = minutes > 0 ? ((done + failed) / minutes).toFixed(1) : '0.0'
     err(`batch: ${done}/${pending.length} done, ${running.size} running, ${failed} failed, ${rate} tasks/min`)
   }
-  const disposeSignal = ctx.on('launcher/signal', () => {
-    interrupted = true
+  const disposeSignal = ctx.on('launcher/signal', (signal) => {
+    interrupted = signalExitCode(signal)
     for (const r of running.values()) r.cancel()
     return true
   })
@@ -223,7 +224,7 @@ export async function runBatch(ctx: Context): Promise<number> {
   }
   if (interrupted) {
     err(`batch: interrupted; ${done + failed} finished, the rest resume on the next run`)
-    return EXIT.interrupted
+    return interrupted
   }
   const allDone = done === pending.length && list.problems.length === 0
   err(`batch: ${allDone ? 'all' : `${done} of ${pending.length}`} task(s) completed; results in ${outFile}`)
