@@ -16,9 +16,9 @@
  * - units are reused while every item they cover, and `guard` items after them (whose value
  *   decides where the unit ends), are the same objects, in order, and the head text is the
  *   same; otherwise the arena is rebuilt from the longest valid unit prefix.
- * - `produce(from)` is called once with the item index the arena has reached and yields the
+ * - `produce(from)` is called once with the item index the arena has reached and returns the
  *   units to append from there, in order, each starting where the previous ended and ending
- *   at or before `limit`, its guard items inside `items`; the caller yields only items that
+ *   at or before `limit`, its guard items inside `items`; the units cover only items that
  *   are frozen (a unit's text is derived from them alone), so a reused unit is never stale.
  * - bytes handed out are never written again: appends go past every length handed out, and
  *   growing or diverging copies into a new buffer (a body may still be in flight).
