@@ -1,11 +1,12 @@
-// Bench: per-request cost of the Anthropic Messages request body, uncached
-// (`JSON.stringify(buildMessagesRequest(req))`, what the adapter sent before decision 0090) against
-// cached (`serializeMessagesRequest(req)`), at several history lengths. Each sample is one
+// Bench: per-request cost of the Anthropic Messages request body as UTF-8 bytes, uncached
+// (`JSON.stringify(buildMessagesRequest(req))`, what the adapter sent before decision 0090),
+// cached (`serializeMessagesRequest(req)`, 0090) and from the arena (`encodeMessagesRequest`,
+// 0097), at several history lengths. Each sample is one
 // request whose last step (assistant + tool result) is new, so it is serialised fresh, and
 // whose earlier messages were seen by the previous request — as in a tool loop.
 // Run after `npm run build`: `node packages/llm-anthropic/bench/body.mjs [rounds] [perRound]`.
 // Prints a table (ms per request: median of the rounds' means, min–max) and one JSON line.
-import { buildMessagesRequest, serializeMessagesRequest } from '@dsh/llm-anthropic'
+import { buildMessagesRequest, encodeMessagesRequest, serializeMessagesRequest } from '@dsh/llm-anthropic'
 
 const rounds = Number(process.argv[2] ?? 7)
 const perRound = Number(process.argv[3] ?? 20)
@@ -46,7 +47,7 @@ function measure(steps, serialize) {
   const request = () => ({ config: { provider: 'anthropic', model: 'claude-sonnet-4-5', reasoningEffort: 'low' }, system, tools, messages: [...history, ...step()], signal })
   const sample = request()
   serialize(sample) // warm: the earlier messages were seen by the previous request
-  const bytes = Buffer.byteLength(serialize(sample))
+  const bytes = serialize(sample).reduce((n, c) => n + c.byteLength, 0)
   const means = []
   for (let r = 0; r < rounds; r++) {
     const reqs = Array.from({ length: perRound }, request)
@@ -58,16 +59,19 @@ function measure(steps, serialize) {
   return { messages: sample.messages.length, bytes, median: means[Math.floor(means.length / 2)], min: means[0], max: means[means.length - 1] }
 }
 
-const uncached = (req) => JSON.stringify(buildMessagesRequest(req))
+// each as the bytes handed to the socket: the two text builds include their UTF-8 encoding
+const uncached = (req) => [Buffer.from(JSON.stringify(buildMessagesRequest(req)), 'utf8')]
+const cached = (req) => [Buffer.from(serializeMessagesRequest(req), 'utf8')]
 const rows = []
 for (const steps of STEPS) {
   const before = measure(steps, uncached)
-  const after = measure(steps, serializeMessagesRequest)
-  rows.push({ steps, messages: after.messages, kb: Math.round(after.bytes / 1024), before, after })
+  const after = measure(steps, cached)
+  const arena = measure(steps, encodeMessagesRequest)
+  rows.push({ steps, messages: after.messages, kb: Math.round(after.bytes / 1024), before, after, arena })
 }
 const f = (x) => x.toFixed(3)
-console.log('steps  messages  body KB  uncached ms (min–max)      cached ms (min–max)')
+console.log('steps  messages  body KB  uncached ms (min–max)      cached ms (min–max)       arena ms (min–max)')
 for (const r of rows) {
-  console.log(`${String(r.steps).padStart(5)}  ${String(r.messages).padStart(8)}  ${String(r.kb).padStart(7)}  ${f(r.before.median)} (${f(r.before.min)}–${f(r.before.max)})`.padEnd(54) + `${f(r.after.median)} (${f(r.after.min)}–${f(r.after.max)})`)
+  console.log(`${String(r.steps).padStart(5)}  ${String(r.messages).padStart(8)}  ${String(r.kb).padStart(7)}  ${f(r.before.median)} (${f(r.before.min)}–${f(r.before.max)})`.padEnd(54) + `${f(r.after.median)} (${f(r.after.min)}–${f(r.after.max)})`.padEnd(26) + `${f(r.arena.median)} (${f(r.arena.min)}–${f(r.arena.max)})`)
 }
-console.log(JSON.stringify({ rounds, perRound, rows: rows.map((r) => ({ steps: r.steps, messages: r.messages, bytes: r.after.bytes, uncachedMs: r.before.median, cachedMs: r.after.median })) }))
+console.log(JSON.stringify({ rounds, perRound, rows: rows.map((r) => ({ steps: r.steps, messages: r.messages, bytes: r.after.bytes, uncachedMs: r.before.median, cachedMs: r.after.median, arenaMs: r.arena.median })) }))

@@ -94,24 +94,30 @@ function firstMarked(messages: readonly ModelMessage[]): number {
   return start
 }
 
-/** Breakpoint-free body messages from `from`, each ending before `limit`; a tool run only once a frozen message closes it. */
-function* stableUnits(messages: readonly ModelMessage[], from: number, limit: number, frozen: number): Generator<ArenaUnit> {
+/**
+ * Breakpoint-free body messages from `from`, each ending before `limit`; a tool run only once
+ * a frozen message closes it. An array, not a generator: with a generator per request the
+ * OpenAI 1,000-step peak RSS measured ~2 MB higher (0097).
+ */
+function stableUnits(messages: readonly ModelMessage[], from: number, limit: number, frozen: number): ArenaUnit[] {
+  const out: ArenaUnit[] = []
   let i = from
   while (i < limit) {
     const message = messages[i]!
     if (message.role !== 'tool') {
       const json = message.role === 'user' ? userMessage(message) : assistantMessage(message)
-      yield { text: json === undefined ? '' : JSON.stringify(json), span: 1, guard: 0 }
+      out.push({ text: json === undefined ? '' : JSON.stringify(json), span: 1, guard: 0 })
       i++
       continue
     }
     let end = i
     while (end < messages.length && messages[end]!.role === 'tool') end++
-    if (end > limit || end >= frozen) return
+    if (end > limit || end >= frozen) break
     const results = messages.slice(i, end).map((m) => toolResultBlock(m as ModelMessage & { role: 'tool' }))
-    yield { text: JSON.stringify({ role: 'user', content: results }), span: end - i, guard: 1 }
+    out.push({ text: JSON.stringify({ role: 'user', content: results }), span: end - i, guard: 1 })
     i = end
   }
+  return out
 }
 
 export function encodeMessagesRequest(req: GenerateRequest): Uint8Array[] {

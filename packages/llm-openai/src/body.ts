@@ -8,7 +8,7 @@
  * by the message object's identity, so a cached text can never go stale. Everything else
  * (system prompt, tools, config) is serialised on each call.
  */
-import { FrozenJsonCache, JsonArenas } from '@dsh/core'
+import { FrozenJsonCache, JsonArenas, type ArenaUnit } from '@dsh/core'
 import type { GenerateRequest, ModelMessage } from '@dsh/protocol'
 import { buildChatRequest, toChatMessage, type ChatRequestBody } from './request.js'
 
@@ -65,8 +65,11 @@ export function encodeChatRequest(req: GenerateRequest): Uint8Array[] {
   const messages = req.messages
   let frozen = 0
   while (frozen < messages.length && Object.isFrozen(messages[frozen])) frozen++
-  const prefix = arenas.prefix(p.head, p.comma, messages, frozen, function* (from) {
-    for (let i = from; i < frozen; i++) yield { text: JSON.stringify(toChatMessage(messages[i]!)), span: 1, guard: 0 }
+  const prefix = arenas.prefix(p.head, p.comma, messages, frozen, (from) => {
+    // an array, not a generator (0097)
+    const out: ArenaUnit[] = []
+    for (let i = from; i < frozen; i++) out.push({ text: JSON.stringify(toChatMessage(messages[i]!)), span: 1, guard: 0 })
+    return out
   })
   let rest = ''
   let comma = prefix.hasElements
