@@ -174,9 +174,13 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       // SIGSTOP the spawner, same uid): lost, not hung
       timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
     }
+    // a launcher that never reports the start (a shared sandbox's spawner stopped by a command
+    // before it said `S`) is given up once the call's own deadline has passed
+    const stuck = () => { if (!settled && pgid === undefined) launch?.abandon?.() }
     const onAbort = () => {
       aborted = true
       terminate()
+      if (pgid === undefined) timers.push(setTimeout(stuck, grace + 2000))
     }
     const stopWatching = () => {
       clearTimeout(timeoutTimer)
@@ -224,6 +228,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     return {
       attach: (l, channel) => {
         launch = l
+        if (l.abandon && options.timeoutMs !== undefined && options.timeoutMs > 0) timers.push(setTimeout(stuck, options.timeoutMs + grace + 2000))
         if (channel) {
           channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
         } else {
