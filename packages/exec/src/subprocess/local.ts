@@ -76,6 +76,11 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     return this.sandboxes?.running.flatMap((b) => (b.pid === undefined ? [] : [b.pid])) ?? []
   }
 
+  /** Resolves once a shared sandbox being started is up or has failed (tests and benchmarks: until then, calls run per call). */
+  async sandboxesSettled(): Promise<void> {
+    await this.sandboxes?.settled()
+  }
+
   /** SIGKILL every group still running (synchronous; used on dispose and process exit). */
   killAll(): void {
     for (const pgid of this.live) killGroup(pgid, 'SIGKILL')
@@ -89,7 +94,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     if (options.signal?.aborted) return aborted
     const host = await this.spawners.get()
     // a call with `share` runs in the shared sandbox when there is one, else its per-call argv
-    const box = host && options.share && this.sandboxes ? await this.sandboxes.get(options.share, host) : undefined
+    const box = host && options.share && this.sandboxes ? this.sandboxes.get(options.share, host) : undefined
     let spawner: Spawner | undefined = box ?? host
     let channel = spawner ? await spawner.channels.take().catch(() => undefined) : undefined
     if (!channel && box && host) {

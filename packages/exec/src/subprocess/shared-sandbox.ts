@@ -136,43 +136,51 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
 
 /**
  * The shared sandboxes of one `LocalSubprocess` (0092): at most one current sandbox, for the
- * last key asked for. A call with another key starts a new one; the old one is retired (closed
- * once its calls have settled and their groups were released). A sandbox that does not start
- * turns sharing off for the rest of the process (`get` answers undefined: the caller runs the
- * per-call argv, confined as before).
+ * last key asked for. `get` answers it once it is up; the call that asks for a new key starts
+ * one and runs per call meanwhile (its start, ~20–40 ms quiet, is not paid by a command), and
+ * the old sandbox is retired (closed once its calls have settled and their groups were
+ * released). A sandbox that does not start turns sharing off for the rest of the process:
+ * `get` answers undefined and the caller runs the per-call argv, confined as before.
  */
 export class SharedSandboxes {
-  private current: { key: string; box: Promise<Spawner | undefined> } | undefined
+  private current: { key: string; box: Promise<Spawner | undefined>; ready?: Spawner } | undefined
   private readonly boxes = new Set<Spawner>()
   private off = false
 
   constructor(private readonly perlPath: string) {}
 
-  get(share: SandboxShare, host: Spawner): Promise<Spawner | undefined> | undefined {
+  get(share: SandboxShare, host: Spawner): Spawner | undefined {
     if (this.off) return undefined
     const key = shareKey(share)
-    if (this.current?.key === key) return this.current.box
+    if (this.current?.key === key) return this.current.ready?.alive ? this.current.ready : undefined
     const old = this.current
-    const box = startSharedSandbox(host, this.perlPath, share).then((b) => {
+    const entry: { key: string; box: Promise<Spawner | undefined>; ready?: Spawner } = { key, box: Promise.resolve(undefined) }
+    entry.box = startSharedSandbox(host, this.perlPath, share).then((b) => {
       this.boxes.add(b)
-      b.onIdle = () => { if (this.current?.box !== box) b.close() }
+      b.onIdle = () => { if (this.current !== entry) b.close() }
       const gone = b.onGone
       b.onGone = () => {
         gone()
         this.boxes.delete(b)
-        if (this.current?.box === box) this.current = undefined
+        if (this.current === entry) this.current = undefined
       }
       // a key asked for since (or close) retired it while it started
-      if (this.current?.box !== box && !b.busy) b.close()
+      if (this.current !== entry) b.close()
+      else entry.ready = b
       return b
     }, () => {
       this.off = true
-      if (this.current?.box === box) this.current = undefined
+      if (this.current === entry) this.current = undefined
       return undefined
     })
-    this.current = { key, box }
+    this.current = entry
     void old?.box.then((b) => { if (b && !b.busy) b.close() })
-    return box
+    return undefined
+  }
+
+  /** Resolves once the sandbox being started (if any) is up or has failed (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.current?.box
   }
 
   /** The running sandboxes (diagnostics and tests). */
