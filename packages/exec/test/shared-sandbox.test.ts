@@ -5,6 +5,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import { isDshError, type ExecPolicy } from '@dsh/protocol'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { LocalSubprocess } from '../src/subprocess/local.js'
+import { SHARE_AFTER_CALLS } from '../src/subprocess/shared-sandbox.js'
 import { cleanupDirs, execTree, policyFor, processesInGroup, tempDir, until } from './helpers.js'
 
 // One long-lived sandbox per confinement (0092): what a command sees and what survives it must
@@ -21,7 +22,8 @@ const savedHome = process.env.DSH_HOME
 beforeAll(async () => {
   home = tempDir('home')
   process.env.DSH_HOME = home
-  root = await execTree()
+  // a sandbox from a confinement's first call, so each case reaches it at once
+  root = await execTree({ subprocess: { shareAfterCalls: 1 } })
   ws = tempDir('ws')
   tmp = tempDir('tmproot')
   outside = tempDir('outside')
@@ -42,9 +44,9 @@ async function sh(command: string, options: { policy?: ExecPolicy; timeoutMs?: n
   return root.shell.run(command, { policy: options.policy ?? policy(), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), ...(options.signal ? { signal: options.signal } : {}) })
 }
 
-/** A command of `p`, then the wait for its sandbox: the command that asks for a new confinement runs per call while that starts. */
+/** Commands of `p` until its sandbox starts, then the wait for it (until then calls run per call). */
 async function warm(p = policy()): Promise<void> {
-  await sh('true', { policy: p })
+  for (let i = 0; i < SHARE_AFTER_CALLS; i++) await sh('true', { policy: p })
   await sub().sandboxesSettled()
 }
 
@@ -107,6 +109,7 @@ describe('a shared sandbox (0092)', () => {
     expect(r1.output).not.toContain('CANARY')
     const second = r1.output.trim().split('\n').at(-1)
     expect(second).not.toBe(before)
+    await sub().sandboxesSettled()
     // an atomic rewrite: same path, new inode (a bind over the old one would be detached)
     writeFileSync(`${creds}.tmp`, 'key: CANARY-2\n')
     renameSync(`${creds}.tmp`, creds)
@@ -216,7 +219,7 @@ describe('a shared sandbox (0092)', () => {
   })
 
   it('a sandbox that cannot start is never a run outside it: the per-call argv runs, and sharing stops', async () => {
-    const other = await execTree()
+    const other = await execTree({ subprocess: { shareAfterCalls: 1 } })
     const confined = await other.sandbox.confine!(['bash', '-c', `readlink /proc/self/ns/pid; echo out > ${outside}/z.txt`], policy(), ws)
     let output = ''
     const broken = { ...confined.share!, skeleton: ['bwrap', '--no-such-option'] }
@@ -241,7 +244,7 @@ describe('a shared sandbox (0092)', () => {
       await ctx.plugin(fs, {})
       await ctx.plugin(shell, shell.Config.parse({}))
       const policy = ${JSON.stringify(policy())}
-      await ctx.shell.run('true', { policy })
+      for (let i = 0; i < 4; i++) await ctx.shell.run('true', { policy })
       await ctx.subprocess.sandboxesSettled()
       const job = await ctx.shell.start('trap "" TERM; sleep 300', { policy })
       console.log(JSON.stringify({ job: job.pid, spawner: ctx.subprocess.spawnerPid, boxes: ctx.subprocess.sandboxPids }))`
@@ -260,14 +263,30 @@ describe('a shared sandbox (0092)', () => {
   })
 })
 
-describe('shareSandbox: false', () => {
-  it('gives each command its own sandbox (the control for the cases above)', async () => {
-    const other = await execTree({ subprocess: { shareSandbox: false } })
-    const p = policy()
-    const a = (await other.shell.run('readlink /proc/self/ns/pid', { policy: p })).output
-    const b = (await other.shell.run('readlink /proc/self/ns/pid', { policy: p })).output
-    expect(a).not.toBe(b)
-    expect((other.subprocess as unknown as LocalSubprocess).sandboxPids).toEqual([])
+describe('when a sandbox is shared', () => {
+  async function namespaces(config: Record<string, unknown>, calls: number): Promise<{ seen: string[]; boxes: number[] }> {
+    const other = await execTree({ subprocess: config })
+    const seen: string[] = []
+    for (let i = 0; i < calls; i++) {
+      seen.push((await other.shell.run('readlink /proc/self/ns/pid', { policy: policy() })).output)
+      await (other.subprocess as unknown as LocalSubprocess).sandboxesSettled()
+    }
+    return { seen, boxes: (other.subprocess as unknown as LocalSubprocess).sandboxPids }
+  }
+
+  it(`by default from the ${SHARE_AFTER_CALLS}th call of a confinement on: a short task runs a bubblewrap per call and starts none`, async () => {
+    const short = await namespaces({}, SHARE_AFTER_CALLS - 1)
+    expect(new Set(short.seen).size).toBe(SHARE_AFTER_CALLS - 1)
+    expect(short.boxes).toEqual([])
+    const long = await namespaces({}, SHARE_AFTER_CALLS + 2)
+    expect(new Set(long.seen).size).toBe(SHARE_AFTER_CALLS + 1)
+    expect(long.boxes).toHaveLength(1)
+  })
+
+  it('never with shareSandbox: false (the control for the cases above)', async () => {
+    const off = await namespaces({ shareSandbox: false }, SHARE_AFTER_CALLS + 2)
+    expect(new Set(off.seen).size).toBe(SHARE_AFTER_CALLS + 2)
+    expect(off.boxes).toEqual([])
     mkdirSync(path.join(ws, 'unused'), { recursive: true })
   })
 })

@@ -28,6 +28,8 @@ export interface LocalSubprocessOptions {
   perlPath?: string
   /** Run a call with `share` in a sandbox kept for calls of the same confinement (0092); false: a sandbox per call. Needs the spawner. */
   shareSandbox?: boolean
+  /** Calls of one confinement in a row before its shared sandbox starts (default `SHARE_AFTER_CALLS`). */
+  shareAfterCalls?: number
 }
 
 /** A launched command: its output stream and the launcher's events. */
@@ -52,7 +54,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
   constructor(ctx: Context, private readonly options: LocalSubprocessOptions) {
     super(ctx, 'subprocess')
     this.spawners = new SpawnerPool(options.perlPath)
-    this.sandboxes = options.perlPath && options.shareSandbox !== false ? new SharedSandboxes(options.perlPath) : undefined
+    this.sandboxes = options.perlPath && options.shareSandbox !== false ? new SharedSandboxes(options.perlPath, options.shareAfterCalls) : undefined
     const onExit = () => {
       this.killAll()
       this.sandboxes?.close()
@@ -177,7 +179,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       timers.push(setTimeout(() => killGroup(pgid!, 'SIGKILL'), grace))
       // the group is gone but its launcher never said so (inside a shared sandbox a command can
       // SIGSTOP the spawner, same uid): lost, not hung
-      timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
+      if (launch?.abandon) timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
     }
     // a launcher that never reports the start (a shared sandbox's spawner stopped by a command
     // before it said `S`) is given up once the call's own deadline has passed
