@@ -42,17 +42,22 @@ async function tree(subprocessConfig) {
 }
 const hasSpawner = 'perlPath' in subprocess.Config.parse({})
 const hasShare = 'shareSandbox' in subprocess.Config.parse({})
+const modes = ['danger-full-access', 'workspace-write', 'read-only']
+// one tree per launcher and mode: a shared sandbox serves one confinement, and alternating
+// modes in one tree would measure its restarts (a session keeps its mode)
+const trees = async (config) => Object.fromEntries(await Promise.all(modes.map(async (m) => [m, await tree(config)])))
 const launchers = hasSpawner
-  ? { spawner: await tree({}), ...(hasShare ? { 'spawner, bwrap per call': await tree({ shareSandbox: false }) } : {}), 'node spawn': await tree({ perlPath: '' }) }
-  : { '': await tree({}) }
-let ctx = Object.values(launchers)[0]
+  ? { spawner: await trees({}), ...(hasShare ? { 'spawner, bwrap per call': await trees({ shareSandbox: false }) } : {}), 'node spawn': await trees({ perlPath: '' }) }
+  : { '': await trees({}) }
+let ctx
+process.setMaxListeners(40) // each tree adds an exit listener
 await new Promise((r) => setTimeout(r, 50))
 
 const policy = (mode) => ({ mode, cwd: ws, writableRoots: [ws], tmpRoot: tmp, network: false })
-const modes = ['danger-full-access', 'workspace-write', 'read-only']
 
 /** Wall ms per call, and this process's CPU ms per call (fork, spawn, /proc scans: less noisy on a loaded machine). */
 async function perCall(mode, cpu) {
+  ctx = launcher[mode]
   const p = policy(mode)
   const t0 = process.hrtime.bigint()
   const u0 = process.cpuUsage()
@@ -66,6 +71,7 @@ async function perCall(mode, cpu) {
 }
 
 async function perWrap(mode) {
+  ctx = launcher[mode]
   const p = policy(mode)
   const n = 200
   const t0 = process.hrtime.bigint()
@@ -76,7 +82,8 @@ async function perWrap(mode) {
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 const fmt = (v) => `${median(v).toFixed(2)} (${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)})`
 
-for (ctx of Object.values(launchers)) for (const m of modes) await perCall(m) // warm: probe, hard-link scan, page cache
+let launcher
+for (launcher of Object.values(launchers)) for (const m of modes) await perCall(m) // warm: probe, hard-link scan, page cache, the shared sandbox
 const results = {}
 const cpus = {}
 let ballast
@@ -87,7 +94,7 @@ for (const heap of ['small heap', 'heap +400 MB']) {
   }
   for (let r = 0; r < ROUNDS; r++) {
     for (const [label, c] of Object.entries(launchers)) {
-      ctx = c
+      launcher = c
       const key = (m) => `${m}, ${heap}${label ? `, ${label}` : ''}`
       for (const m of modes) ((results[key(m)] ??= [])).push(await perCall(m, (cpus[key(m)] ??= [])))
     }

@@ -68,9 +68,9 @@ describe('ctx.shell.run', () => {
   it('times out a SIGTERM-ignoring command with a grandchild, in the sandbox, leaving no process', async () => {
     const nap = `60.${process.pid}`
     const result = await root.shell.run(`trap "" TERM; (trap "" TERM; sleep ${nap}) & echo $$ > pid; sleep ${nap}`, { policy: ww(), timeoutMs: 1000 })
-    // the command ignores TERM, so SIGKILL after the grace ends it, as unsandboxed (a per-call
-    // bubblewrap, the group's leader, died of the TERM itself and reported that: 0092)
-    expect(result).toEqual({ output: '', exitCode: null, signal: 'SIGKILL', timedOutMs: 1000, aborted: false, sandboxDenied: false, mode: 'workspace-write' })
+    // in a shared sandbox the command ignores TERM and dies of the SIGKILL after the grace, as
+    // unsandboxed; a bubblewrap per call (the group's leader) dies of the TERM itself (0092)
+    expect(result).toEqual({ output: '', exitCode: null, signal: expect.stringMatching(/^SIG(TERM|KILL)$/) as string, timedOutMs: 1000, aborted: false, sandboxDenied: false, mode: 'workspace-write' })
     expect(readFileSync(path.join(ws, 'pid'), 'utf8')).toMatch(/^\d+\n$/)
     const out = await root.shell.run(`ps -eo args= | grep -c '^[s]leep ${nap}' || true`, { policy: policyFor('danger-full-access', ws, tmp) })
     expect(out.output).toBe('0\n')

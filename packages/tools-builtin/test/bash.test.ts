@@ -43,9 +43,11 @@ describe('bash', () => {
   it('a timeout: SIGTERM-ignoring command with a grandchild is killed, markers in order', async () => {
     const nap = `60.${process.pid}`
     const r = await bash({ command: `trap "" TERM; (trap "" TERM; sleep ${nap}) & echo started; sleep ${nap}`, timeoutMs: 1000 })
-    // it ignores TERM: SIGKILL after the grace ends it, as unsandboxed (exec decision 0092)
-    expect(r.text).toBe('started\n[timed out after 1000ms]\n[killed by signal: SIGKILL]')
-    expect(r.card).toEqual({ card: 'terminal', output: 'started\n[timed out after 1000ms]', signal: 'SIGKILL' })
+    // a bubblewrap per call dies of the TERM; in a shared sandbox the command ignores it and dies
+    // of the SIGKILL after the grace, as unsandboxed (exec decision 0092)
+    const signal = /\[killed by signal: (SIGTERM|SIGKILL)\]$/.exec(r.text)?.[1]
+    expect(r.text).toBe(`started\n[timed out after 1000ms]\n[killed by signal: ${signal}]`)
+    expect(r.card).toEqual({ card: 'terminal', output: 'started\n[timed out after 1000ms]', signal })
     expect(processesRunning(['sleep', nap])).toEqual([])
   })
 

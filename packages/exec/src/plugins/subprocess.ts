@@ -13,6 +13,8 @@ export const Config = z.object({
   perlPath: z.string().default('perl'),
   /** Sandboxed commands of the same confinement share one long-lived sandbox (0092); false: one bubblewrap per command. */
   shareSandbox: z.boolean().default(true),
+  /** Calls of one confinement in a row before its shared sandbox starts: shorter tasks run a bubblewrap per call. */
+  shareAfterCalls: z.number().int().min(1).default(4),
 })
 export type Config = z.output<typeof Config>
 

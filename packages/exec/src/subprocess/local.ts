@@ -28,6 +28,8 @@ export interface LocalSubprocessOptions {
   perlPath?: string
   /** Run a call with `share` in a sandbox kept for calls of the same confinement (0092); false: a sandbox per call. Needs the spawner. */
   shareSandbox?: boolean
+  /** Calls of one confinement in a row before its shared sandbox starts (default `SHARE_AFTER_CALLS`). */
+  shareAfterCalls?: number
 }
 
 /** A launched command: its output stream and the launcher's events. */
@@ -55,7 +57,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     // started now, not at the first command: perl comes up (~13 ms) on another core while the
     // tree boots and the first model request is in flight (decision 0095)
     void this.spawners.get()
-    this.sandboxes = options.perlPath && options.shareSandbox !== false ? new SharedSandboxes(options.perlPath) : undefined
+    this.sandboxes = options.perlPath && options.shareSandbox !== false ? new SharedSandboxes(options.perlPath, options.shareAfterCalls) : undefined
     const onExit = () => {
       this.killAll()
       this.sandboxes?.close()
@@ -79,6 +81,11 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     return this.sandboxes?.running.flatMap((b) => (b.pid === undefined ? [] : [b.pid])) ?? []
   }
 
+  /** Resolves once a shared sandbox being started is up or has failed (tests and benchmarks: until then, calls run per call). */
+  async sandboxesSettled(): Promise<void> {
+    await this.sandboxes?.settled()
+  }
+
   /** SIGKILL every group still running (synchronous; used on dispose and process exit). */
   killAll(): void {
     for (const pgid of this.live) killGroup(pgid, 'SIGKILL')
@@ -92,7 +99,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     if (options.signal?.aborted) return aborted
     const host = await this.spawners.get()
     // a call with `share` runs in the shared sandbox when there is one, else its per-call argv
-    const box = host && options.share && this.sandboxes ? await this.sandboxes.get(options.share, host) : undefined
+    const box = host && options.share && this.sandboxes ? this.sandboxes.get(options.share, host) : undefined
     let spawner: Spawner | undefined = box ?? host
     let channel = spawner ? await spawner.channels.take().catch(() => undefined) : undefined
     if (!channel && box && host) {
@@ -175,11 +182,15 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       timers.push(setTimeout(() => killGroup(pgid!, 'SIGKILL'), grace))
       // the group is gone but its launcher never said so (inside a shared sandbox a command can
       // SIGSTOP the spawner, same uid): lost, not hung
-      timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
+      if (launch?.abandon) timers.push(setTimeout(() => { if (!exit && !groupHasLiveMembers(pgid!)) launch?.abandon?.() }, grace + 2000))
     }
+    // a launcher that never reports the start (a shared sandbox's spawner stopped by a command
+    // before it said `S`) is given up once the call's own deadline has passed
+    const stuck = () => { if (!settled && pgid === undefined) launch?.abandon?.() }
     const onAbort = () => {
       aborted = true
       terminate()
+      if (pgid === undefined) timers.push(setTimeout(stuck, grace + 2000))
     }
     const stopWatching = () => {
       clearTimeout(timeoutTimer)
@@ -227,6 +238,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     return {
       attach: (l, channel) => {
         launch = l
+        if (l.abandon && options.timeoutMs !== undefined && options.timeoutMs > 0) timers.push(setTimeout(stuck, options.timeoutMs + grace + 2000))
         if (channel) {
           channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
         } else {

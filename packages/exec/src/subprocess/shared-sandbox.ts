@@ -7,6 +7,12 @@ import { Spawner, type LaunchEvents } from './spawner.js'
 import type { SandboxShare } from './types.js'
 
 const READY_TIMEOUT_MS = 10_000
+/**
+ * A sandbox is started at this many calls of one confinement in a row: its start (two perl
+ * starts and bwrap's) costs about what three or four per-call sandboxes do, so a short task
+ * (a 3-call one-shot) never pays it, nor its ~8 MB of processes (0092).
+ */
+export const SHARE_AFTER_CALLS = 4
 /** prctl(2)'s number, for the inner spawner's PR_SET_DUMPABLE (elsewhere it stays dumpable). */
 const PRCTL: Readonly<Record<string, number>> = { x64: 157, arm64: 167 }
 
@@ -89,7 +95,11 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
     }
     const timer = setTimeout(() => fail('no answer'), READY_TIMEOUT_MS)
     const events: LaunchEvents = {
-      started: (pid) => { leader = pid },
+      // the host spawner's `S` and the sandbox's `R` come on two sockets, in either order
+      started: (pid) => {
+        leader = pid
+        if (text.includes('\n')) ready()
+      },
       failed: (error) => fail(error.message),
       exited: (code, signal) => {
         if (box) box.die()
@@ -102,10 +112,14 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
     channel.onChunk = (chunk) => {
       if (box) return box.feed(chunk)
       text += chunk.toString('latin1')
-      if (!text.includes('\n')) return
-      if (!text.startsWith('R\n') || leader === undefined) return fail(text.trim().slice(0, 400))
+      if (text.includes('\n') && leader !== undefined) ready()
+    }
+    const ready = () => {
+      if (box) return
+      if (!text.startsWith('R\n')) return fail(text.trim().slice(0, 400))
+      const outer = leader!
       // outer bwrap → its pid 1 → the inner spawner
-      const pid1 = onlyChild(leader)
+      const pid1 = onlyChild(outer)
       const inner = pid1 === undefined ? undefined : onlyChild(pid1)
       if (inner === undefined) return fail('its processes cannot be found in /proc')
       clearTimeout(timer)
@@ -118,9 +132,8 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
           reader.destroy()
           rmSync(socketPath, { force: true })
         },
-      }, undefined, socketPath, leader, (own) => childByInnerPid(inner, own))
+      }, undefined, socketPath, outer, (own) => childByInnerPid(inner, own))
       box.label = 'shared sandbox'
-      const outer = leader
       box.onGone = () => {
         try { process.kill(-outer, 'SIGKILL') } catch { /* gone */ }
         rmSync(socketPath, { force: true })
@@ -136,43 +149,55 @@ export async function startSharedSandbox(host: Spawner, perlPath: string, share:
 
 /**
  * The shared sandboxes of one `LocalSubprocess` (0092): at most one current sandbox, for the
- * last key asked for. A call with another key starts a new one; the old one is retired (closed
- * once its calls have settled and their groups were released). A sandbox that does not start
- * turns sharing off for the rest of the process (`get` answers undefined: the caller runs the
- * per-call argv, confined as before).
+ * last key asked for. `get` answers it once it is up; the call that asks for a key the
+ * `SHARE_AFTER_CALLS`th time in a row starts one, and it and the calls before run per call
+ * (no command waits for a start), and
+ * the old sandbox is retired (closed once its calls have settled and their groups were
+ * released). A sandbox that does not start turns sharing off for the rest of the process:
+ * `get` answers undefined and the caller runs the per-call argv, confined as before.
  */
 export class SharedSandboxes {
-  private current: { key: string; box: Promise<Spawner | undefined> } | undefined
+  private current: { key: string; box: Promise<Spawner | undefined>; ready?: Spawner } | undefined
   private readonly boxes = new Set<Spawner>()
   private off = false
+  private asked = { key: '', calls: 0 }
 
-  constructor(private readonly perlPath: string) {}
+  constructor(private readonly perlPath: string, private readonly after = SHARE_AFTER_CALLS) {}
 
-  get(share: SandboxShare, host: Spawner): Promise<Spawner | undefined> | undefined {
+  get(share: SandboxShare, host: Spawner): Spawner | undefined {
     if (this.off) return undefined
     const key = shareKey(share)
-    if (this.current?.key === key) return this.current.box
+    if (this.current?.key === key) return this.current.ready?.alive ? this.current.ready : undefined
+    this.asked = this.asked.key === key ? { key, calls: this.asked.calls + 1 } : { key, calls: 1 }
+    if (this.asked.calls < this.after) return undefined
     const old = this.current
-    const box = startSharedSandbox(host, this.perlPath, share).then((b) => {
+    const entry: { key: string; box: Promise<Spawner | undefined>; ready?: Spawner } = { key, box: Promise.resolve(undefined) }
+    entry.box = startSharedSandbox(host, this.perlPath, share).then((b) => {
       this.boxes.add(b)
-      b.onIdle = () => { if (this.current?.box !== box) b.close() }
+      b.onIdle = () => { if (this.current !== entry) b.close() }
       const gone = b.onGone
       b.onGone = () => {
         gone()
         this.boxes.delete(b)
-        if (this.current?.box === box) this.current = undefined
+        if (this.current === entry) this.current = undefined
       }
       // a key asked for since (or close) retired it while it started
-      if (this.current?.box !== box && !b.busy) b.close()
+      if (this.current !== entry) b.close()
+      else entry.ready = b
       return b
     }, () => {
       this.off = true
-      if (this.current?.box === box) this.current = undefined
+      if (this.current === entry) this.current = undefined
       return undefined
     })
-    this.current = { key, box }
+    this.current = entry
     void old?.box.then((b) => { if (b && !b.busy) b.close() })
-    return box
+    return undefined
+  }
+
+  /** Resolves once the sandbox being started (if any) is up or has failed (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.current?.box
   }
 
   /** The running sandboxes (diagnostics and tests). */

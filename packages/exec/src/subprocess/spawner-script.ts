@@ -63,18 +63,19 @@ sub killall {
 # the sandbox's /dev as it was at start: name => [inode, symlink target]
 my (%dev0, $shm0);
 sub devsnap { $shm0 = (stat '/dev/shm')[2]; opendir(my $dh, '/dev') or return; for (grep { !/\A\.\.?\z/ } readdir $dh) { my @st = lstat "/dev/$_"; $dev0{$_} = [$st[1], readlink "/dev/$_"] } }
+# removes a file or a directory tree (symlinks not followed); File::Path would cost ~1 MB
+sub rmtree { my $p = shift; if (-d $p && !-l $p) { if (opendir(my $dh, $p)) { rmtree("$p/$_") for grep { !/\A\.\.?\z/ } readdir $dh } rmdir $p } else { unlink $p } }
 sub sweep {
   opendir(my $ph, '/proc') or return;
   for my $pid (grep { /\A\d+\z/ } readdir $ph) { kill 'KILL', $pid unless $pid == 1 || $pid == $$ }
-  require File::Path;
   if (opendir(my $dh, '/dev')) {
     for (grep { !/\A\.\.?\z/ } readdir $dh) {
       my @st = lstat "/dev/$_";
-      File::Path::remove_tree("/dev/$_", { safe => 0 }) if !$dev0{$_} || $dev0{$_}[0] != $st[1];
+      rmtree("/dev/$_") if !$dev0{$_} || $dev0{$_}[0] != $st[1];
     }
   }
   for (keys %dev0) { symlink($dev0{$_}[1], "/dev/$_") if defined $dev0{$_}[1] && !defined readlink "/dev/$_" }
-  if (opendir(my $sh, '/dev/shm')) { File::Path::remove_tree("/dev/shm/$_", { safe => 0 }) for grep { !/\A\.\.?\z/ } readdir $sh }
+  if (opendir(my $sh, '/dev/shm')) { rmtree("/dev/shm/$_") for grep { !/\A\.\.?\z/ } readdir $sh }
   chmod $shm0 & 07777, '/dev/shm' if defined $shm0;
   for my $kind (qw(shm msg sem)) {
     open(my $fh, '<', "/proc/sysvipc/$kind") or next;
