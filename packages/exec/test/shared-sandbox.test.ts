@@ -153,6 +153,17 @@ describe('a shared sandbox (0092)', () => {
     expect(inNamespace(ns)).toHaveLength(base)
   })
 
+  it('daemons that fork without pause are all gone before the next command (one kill pass read from /proc missed their new children)', async () => {
+    const ns = await pidNs()
+    for (let round = 0; round < 3; round++) {
+      const r = await sh('for j in 1 2 3 4 5 6; do (setsid bash -c "while :; do (sleep 36 &); done" >/dev/null 2>&1 &); done; sleep 0.3; echo ran')
+      expect(r.output).toBe('ran\n')
+      const next = await sh('ps -eo args= | grep -c "[s]leep 36"')
+      expect(next.output).toBe('0\n')
+    }
+    expect(inNamespace(ns)).toHaveLength(2)
+  })
+
   it('background jobs and foreground commands run at once in one sandbox', async () => {
     const ns = await pidNs()
     const jobs = await Promise.all([1, 2, 3].map((i) => root.shell.start(`sleep 0.3; echo job${i}`, { policy: policy() })))

@@ -26,7 +26,7 @@
  * dsh, and stderr goes to /dev/null once `R` is out. Three differences there: a leader is
  * reaped only after dsh sent `ack`, pid (dsh maps the pid it reported, the sandbox's, to the
  * host's while it is still unreaped); `done` leaving no command running sweeps the sandbox
- * back to its first state (every process but pid 1 and the spawner SIGKILLed, what was added
+ * back to its first state (every process but pid 1 and the spawner SIGKILLed by kill(-1), what was added
  * to /dev and /dev/shm removed, /dev's symlinks restored, System V IPC objects removed); and
  * the sandbox's paths are read-only, so nothing is unlinked at exit.
  */
@@ -64,8 +64,9 @@ sub killall {
 my (%dev0, $shm0);
 sub devsnap { $shm0 = (stat '/dev/shm')[2]; opendir(my $dh, '/dev') or return; for (grep { !/\A\.\.?\z/ } readdir $dh) { my @st = lstat "/dev/$_"; $dev0{$_} = [$st[1], readlink "/dev/$_"] } }
 sub sweep {
-  opendir(my $ph, '/proc') or return;
-  for my $pid (grep { /\A\d+\z/ } readdir $ph) { kill 'KILL', $pid unless $pid == 1 || $pid == $$ }
+  # kill(-1): every process of the namespace but pid 1 and the caller, in one pass the kernel
+  # holds against fork (one kill per pid read from /proc missed children forked meanwhile)
+  kill 'KILL', -1;
   require File::Path;
   if (opendir(my $dh, '/dev')) {
     for (grep { !/\A\.\.?\z/ } readdir $dh) {
