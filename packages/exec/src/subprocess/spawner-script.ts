@@ -63,10 +63,20 @@ sub killall {
 # the sandbox's /dev as it was at start: name => [inode, symlink target]
 my (%dev0, $shm0);
 sub devsnap { $shm0 = (stat '/dev/shm')[2]; opendir(my $dh, '/dev') or return; for (grep { !/\A\.\.?\z/ } readdir $dh) { my @st = lstat "/dev/$_"; $dev0{$_} = [$st[1], readlink "/dev/$_"] } }
+sub zombie { open(my $st, '<', "/proc/$_[0]/stat") or return 1; my $line = <$st> // ''; $line =~ /\) Z / }
 sub sweep {
   # kill(-1): every process of the namespace but pid 1 and the caller, in one pass the kernel
   # holds against fork (one kill per pid read from /proc missed children forked meanwhile)
   kill 'KILL', -1;
+  # a killed process stays in /proc until it is scheduled and exits: wait (at most ~2 s) so the
+  # next command starts beside pid 1 and the spawner only (zombies wait for pid 1 to reap them)
+  for (1 .. 400) {
+    opendir(my $ph, '/proc') or last;
+    my @left = grep { /\A\d+\z/ && $_ != 1 && $_ != $$ && !zombie($_) } readdir $ph;
+    last unless @left;
+    kill 'KILL', -1;
+    select(undef, undef, undef, 0.005);
+  }
   require File::Path;
   if (opendir(my $dh, '/dev')) {
     for (grep { !/\A\.\.?\z/ } readdir $dh) {
