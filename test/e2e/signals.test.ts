@@ -49,6 +49,23 @@ describe('signals', () => {
   })
 })
 
+describe('signals and a daemon that keeps the output', () => {
+  it('SIGTERM mid-tool while a setsid daemon holds the command\'s output (shared sandbox): exit 143, no hang, the daemon gone', async () => {
+    const { env, base } = tmp()
+    const marker = `sleep ${5000 + Math.floor(Math.random() * 999)}`
+    world.model.setScript([{ toolCalls: [{ name: 'bash', arguments: { command: `(setsid ${marker} &); ${marker}` } }] }])
+    const child = world.spawn(['--profile', 'headless', 'wait'], { env })
+    const done = collect(child)
+    await waitForOutput(child.stderr!, (t) => t.includes('→ bash'))
+    await until(() => processesMatching(marker).length >= 2)
+    child.kill('SIGTERM')
+    const result = await done
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null })
+    await until(() => processesMatching(marker).length === 0)
+    expect(readdirSync(base)).toEqual([])
+  })
+})
+
 // dsh on a real pseudo-terminal whose other side closes (the terminal window goes away) once
 // the command has started: the kernel sends SIGHUP and every later write to it fails with EIO.
 const CLOSE_TERMINAL = `

@@ -163,6 +163,33 @@ describe('a shared sandbox (0092)', () => {
     expect(inNamespace(ns)).toHaveLength(base)
   })
 
+  it('daemons that fork without pause are all gone before the next command (one kill pass read from /proc missed their new children)', async () => {
+    const ns = await pidNs()
+    for (let round = 0; round < 3; round++) {
+      const r = await sh('for j in 1 2 3 4 5 6; do (setsid bash -c "while :; do (sleep 36 &); done" >/dev/null 2>&1 &); done; sleep 0.3; echo ran')
+      expect(r.output).toBe('ran\n')
+      const next = await sh('ps -eo args= | grep -c "[s]leep 36"')
+      expect(next.output).toBe('0\n')
+    }
+    expect(inNamespace(ns)).toHaveLength(2)
+  })
+
+  it('a setsid daemon still holding the output does not hold the call, finished or cancelled (a per-call sandbox ended it with its leader); the sweep ends it', async () => {
+    const r = await sh('echo before; (setsid sleep 37 &); echo after')
+    expect(r.output).toBe('before\nafter\n')
+    expect(r.exitCode).toBe(0)
+    expect((await sh('ps -eo args= | grep -c "[s]leep 37"')).output).toBe('0\n')
+    const abort = new AbortController()
+    rmSync(path.join(ws, 'started-38'), { force: true })
+    const pending = sh('(setsid sleep 38 &); echo started; touch started-38; sleep 39', { signal: abort.signal })
+    await until(() => existsSync(path.join(ws, 'started-38')))
+    abort.abort()
+    const cancelled = await pending
+    expect(cancelled.aborted).toBe(true)
+    expect(cancelled.output).toBe('started\n')
+    expect((await sh('ps -eo args= | grep -c "[s]leep 3[89]"')).output).toBe('0\n')
+  })
+
   it('background jobs and foreground commands run at once in one sandbox', async () => {
     const ns = await pidNs()
     const jobs = await Promise.all([1, 2, 3].map((i) => root.shell.start(`sleep 0.3; echo job${i}`, { policy: policy() })))

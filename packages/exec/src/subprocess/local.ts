@@ -38,7 +38,12 @@ interface Launch {
   release(pgid: number): void
   /** Gives up on a launcher that no longer reports (a shared sandbox whose spawner a command stopped): its calls are lost. */
   abandon?(): void
+  /** The call ran in a shared sandbox (0092): processes outside its group may hold its stream after the leader's exit. */
+  shared?: boolean
 }
+
+/** After the leader's exit in a shared sandbox, the stream is read until it was quiet this long. */
+const SHARED_DRAIN_QUIET_MS = 100
 
 /**
  * The local provider of `ctx.subprocess`. Commands are forked by a small long-lived spawner
@@ -123,7 +128,7 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
       const env = options.env ?? process.env
       if (spawner && channel) {
         const launcher = spawner
-        events.attach({ stdout: channel.reader, release: (pgid) => launcher.release(pgid), ...(launcher === box ? { abandon: () => box.close() } : {}) }, channel)
+        events.attach({ stdout: channel.reader, release: (pgid) => launcher.release(pgid), ...(launcher === box ? { abandon: () => box.close(), shared: true } : {}) }, channel)
         launcher.launch(launcher === box ? [...options.share!.command] : argv, options.cwd, env, channel, events)
       } else {
         this.nodeSpawn(argv, options.cwd, env, channel, events)
@@ -170,6 +175,8 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
     let exit: { code: number | null; signal: string | null } | undefined
     let lost: DshError | undefined
     let closed = false
+    /** Chunks read so far (the drain after the leader's exit waits for them to stop). */
+    let chunks = 0
     /** Whether the group still had live members when the leader exited. */
     let leftovers = true
     const timers: NodeJS.Timeout[] = []
@@ -222,6 +229,19 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         done()
       }, 10)
     }
+    // In a shared sandbox a process that left the group (setsid) can hold the stream after the
+    // leader's exit; a per-call sandbox ended it with the leader (its pid 1 exits). So the stream
+    // is read until quiet (at most grace + 1 s), then closed: the call settles, and the sweep
+    // after the sandbox's last running call ends that process.
+    const drainShared = () => {
+      let seen = chunks
+      const poll = setInterval(() => {
+        if (chunks !== seen) return void (seen = chunks)
+        clearInterval(poll)
+        launch?.stdout.destroy()
+      }, SHARED_DRAIN_QUIET_MS)
+      timers.push(poll, setTimeout(() => launch?.stdout.destroy(), grace + 1000))
+    }
     const onLeaderGone = () => {
       clearTimeout(timeoutTimer)
       // Leftovers hold the stream open: end them so it closes.
@@ -230,6 +250,8 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         if (lost) killGroup(pgid!, 'SIGKILL')
         else terminate()
         timers.push(setTimeout(() => launch?.stdout.destroy(), grace + 1000))
+      } else if (launch?.shared && !closed) {
+        drainShared()
       }
       finish()
     }
@@ -240,9 +262,9 @@ export class LocalSubprocess extends Service implements SubprocessSeam {
         launch = l
         if (l.abandon && options.timeoutMs !== undefined && options.timeoutMs > 0) timers.push(setTimeout(stuck, options.timeoutMs + grace + 2000))
         if (channel) {
-          channel.onChunk = options.reuseBuffer ? (chunk) => options.onData?.(chunk) : (chunk) => options.onData?.(Buffer.from(chunk))
+          channel.onChunk = options.reuseBuffer ? (chunk) => { chunks++; options.onData?.(chunk) } : (chunk) => { chunks++; options.onData?.(Buffer.from(chunk)) }
         } else {
-          l.stdout.on('data', (chunk: Buffer) => options.onData?.(chunk))
+          l.stdout.on('data', (chunk: Buffer) => { chunks++; options.onData?.(chunk) })
         }
         l.stdout.on('error', () => l.stdout.destroy())
         l.stdout.once('close', () => {

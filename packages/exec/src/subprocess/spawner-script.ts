@@ -26,7 +26,7 @@
  * dsh, and stderr goes to /dev/null once `R` is out. Three differences there: a leader is
  * reaped only after dsh sent `ack`, pid (dsh maps the pid it reported, the sandbox's, to the
  * host's while it is still unreaped); `done` leaving no command running sweeps the sandbox
- * back to its first state (every process but pid 1 and the spawner SIGKILLed, what was added
+ * back to its first state (every process but pid 1 and the spawner SIGKILLed by kill(-1), what was added
  * to /dev and /dev/shm removed, /dev's symlinks restored, System V IPC objects removed); and
  * the sandbox's paths are read-only, so nothing is unlinked at exit.
  */
@@ -65,9 +65,20 @@ my (%dev0, $shm0);
 sub devsnap { $shm0 = (stat '/dev/shm')[2]; opendir(my $dh, '/dev') or return; for (grep { !/\A\.\.?\z/ } readdir $dh) { my @st = lstat "/dev/$_"; $dev0{$_} = [$st[1], readlink "/dev/$_"] } }
 # removes a file or a directory tree (symlinks not followed); File::Path would cost ~1 MB
 sub rmtree { my $p = shift; if (-d $p && !-l $p) { if (opendir(my $dh, $p)) { rmtree("$p/$_") for grep { !/\A\.\.?\z/ } readdir $dh } rmdir $p } else { unlink $p } }
+sub zombie { open(my $st, '<', "/proc/$_[0]/stat") or return 1; my $line = <$st> // ''; $line =~ /\) Z / }
 sub sweep {
-  opendir(my $ph, '/proc') or return;
-  for my $pid (grep { /\A\d+\z/ } readdir $ph) { kill 'KILL', $pid unless $pid == 1 || $pid == $$ }
+  # kill(-1): every process of the namespace but pid 1 and the caller, in one pass the kernel
+  # holds against fork (one kill per pid read from /proc missed children forked meanwhile)
+  kill 'KILL', -1;
+  # a killed process stays in /proc until it is scheduled and exits: wait (at most ~2 s) so the
+  # next command starts beside pid 1 and the spawner only (zombies wait for pid 1 to reap them)
+  for (1 .. 400) {
+    opendir(my $ph, '/proc') or last;
+    my @left = grep { /\A\d+\z/ && $_ != 1 && $_ != $$ && !zombie($_) } readdir $ph;
+    last unless @left;
+    kill 'KILL', -1;
+    select(undef, undef, undef, 0.005);
+  }
   if (opendir(my $dh, '/dev')) {
     for (grep { !/\A\.\.?\z/ } readdir $dh) {
       my @st = lstat "/dev/$_";
