@@ -1,6 +1,6 @@
 // Bench: open (lock + read + parse + check + repair scan) and derive a 100,000-event session.
 // Run after `npm run build`: `node packages/persistence/bench/load-derive.mjs [events] [runs]`.
-// Prints one JSON line: {events, bytes, runs, medianMs, minMs, maxMs}. Target: median well under 300 ms.
+// Prints one JSON line: {events, bytes, runs, medianMs, minMs, maxMs}. Target (DESIGN.md §7): median ≤ 150 ms.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
