@@ -118,7 +118,10 @@ describe('temp roots of dead sessions', () => {
     killed.kill('SIGKILL')
     await killedDone
     for (const pid of processesMatching(deadMarker)) process.kill(pid, 'SIGKILL')
-    expect(readdirSync(base).sort()).toEqual([dead, `${dead}.owner`])
+    // its session root and the folder of its seccomp filter (0100), each with an owner file
+    const deadSeccomp = readdirSync(base).filter((e) => /^seccomp-[0-9a-f]+$/.test(e))
+    expect(deadSeccomp).toHaveLength(1)
+    expect(readdirSync(base).sort()).toEqual([dead, `${dead}.owner`, deadSeccomp[0]!, `${deadSeccomp[0]}.owner`].sort())
 
     // a live session in another process
     const marker = `sleep ${8000 + Math.floor(Math.random() * 999)}`
@@ -131,6 +134,8 @@ describe('temp roots of dead sessions', () => {
     const liveDone = collect(live)
     const liveId = sessionIdOf(await waitForOutput(live.stderr!, (t) => t.includes('→ bash')))
     await until(() => processesMatching(marker).length > 0)
+    const liveSeccomp = readdirSync(base).filter((e) => /^seccomp-[0-9a-f]+$/.test(e) && e !== deadSeccomp[0])
+    expect(liveSeccomp).toHaveLength(1)
 
     // another user's folder claiming a dead owner, a symlink to a folder of ours, a folder without an owner file
     const foreign = join(base, 'foreign')
@@ -151,7 +156,7 @@ describe('temp roots of dead sessions', () => {
     expect(existsSync(join(base, liveId))).toBe(true)
     expect(existsSync(join(base, next))).toBe(false) // its own, removed when it closed
     expect(existsSync(join(target, 'keep'))).toBe(true)
-    expect(readdirSync(base).sort()).toEqual(['foreign', 'foreign.owner', 'link', 'link.owner', liveId, `${liveId}.owner`, 'unmarked'].sort())
+    expect(readdirSync(base).sort()).toEqual(['foreign', 'foreign.owner', 'link', 'link.owner', liveId, `${liveId}.owner`, liveSeccomp[0]!, `${liveSeccomp[0]}.owner`, 'unmarked'].sort())
     live.kill('SIGINT')
     expect((await liveDone).code).toBe(130)
   })

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureSessionTmp, releaseSessionTmp } from '@dsh/core'
 
 /**
  * A classic-BPF seccomp program (the form `bwrap --seccomp FD` loads) that makes
@@ -50,17 +51,19 @@ let written: string | undefined
 
 /**
  * The filter as a file for `sh -c 'exec "$@" 3<"$0"'` to open as fd 3: written once per
- * process into a fresh private directory (mkdtemp: 0700, unpredictable), removed at exit.
+ * process into a fresh folder (unpredictable name, 0700) under the user's temp base, which
+ * sandboxed commands cannot write; removed at exit, and — like a session's temp root — it
+ * carries an owner file, so a dsh killed with -9 leaves it to the next one's sweep (0100).
  * Undefined on an architecture the filter does not know.
  */
 export function unixSocketFilterFile(): string | undefined {
   if (written) return written
   const bytes = unixSocketFilter()
   if (!bytes) return undefined
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-seccomp-'))
-  const file = join(dir, 'unix-socket.bpf')
+  const name = `seccomp-${randomBytes(6).toString('hex')}`
+  const file = join(ensureSessionTmp(name), 'unix-socket.bpf')
   writeFileSync(file, bytes, { mode: 0o400 })
-  process.once('exit', () => { try { rmSync(dir, { recursive: true, force: true }) } catch { /* gone */ } })
+  process.once('exit', () => { try { releaseSessionTmp(name) } catch { /* gone */ } })
   written = file
   return file
 }
