@@ -63,10 +63,12 @@ function stdioCarrier(args: string[]): () => Promise<Carrier> {
     const carrier: Carrier = {
       received: [], junk: [], pid: child.pid!,
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(`exit ${code} ${signal ?? ''} ${stderr.slice(-600)}`))),
+      // the error listener goes with its send (one per send piled up: MaxListenersExceededWarning)
       send: (line) => new Promise((resolve, reject) => {
-        if (!child.stdin!.write(line + '\n')) child.stdin!.once('drain', resolve)
-        else resolve()
+        const done = () => { child.stdin!.off('error', reject); resolve() }
         child.stdin!.once('error', reject)
+        if (!child.stdin!.write(line + '\n')) child.stdin!.once('drain', done)
+        else done()
       }),
       async close() {
         child.stdin!.end()
