@@ -13,12 +13,10 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { numberFlag } from './bench-args.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? Number(process.argv[i + 1]) : dflt
-}
+const arg = numberFlag
 const CALLS = arg('--calls', 200)
 const LINKS = arg('--links', 0)
 

@@ -25,6 +25,7 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { flag } from './bench-args.mjs'
 
 const CODEX_BIN = process.env.CODEX_BIN
 if (!CODEX_BIN) {
@@ -40,10 +41,7 @@ try {
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dshBin = join(root, 'packages/cli/bin/dsh.js')
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
+const arg = flag
 const usage = (message) => {
   console.error(`bench-codex: ${message}`)
   process.exit(2)

@@ -11,12 +11,10 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { numberFlag } from './bench-args.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? Number(process.argv[i + 1]) : dflt
-}
+const arg = numberFlag
 const ROUNDS = arg('--rounds', 7)
 const CALLS = arg('--calls', 30)
 

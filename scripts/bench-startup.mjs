@@ -9,9 +9,10 @@
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startupAB } from './startup-ab.mjs'
+import { flag } from './bench-args.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined }
+const arg = (name) => flag(name, undefined)
 const runs = Number(arg('--runs') ?? 12)
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`bench-startup: --runs: expected an integer ≥ 1, got "${arg('--runs')}"`)

@@ -36,3 +36,12 @@ export function groupHasLiveMembers(pgid: number, thorough = true): boolean {
   }
   return false
 }
+
+/** The children of `pid` (its main thread's, from /proc), or undefined when it cannot be read (gone). */
+export function childrenOf(pid: number): number[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number)
+  } catch {
+    return undefined
+  }
+}

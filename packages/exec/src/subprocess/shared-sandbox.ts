@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync, rmSync } from 'node:fs'
 import { DshError } from '@dsh/protocol'
 import type { Channel } from './channel.js'
+import { childrenOf } from './procfs.js'
 import { SPAWNER_SCRIPT } from './spawner-script.js'
 import { Spawner, type LaunchEvents } from './spawner.js'
 import type { SandboxShare } from './types.js'
@@ -44,26 +45,16 @@ export function shareKey(share: SandboxShare): string {
 
 /** The only child of `pid` (a process of a sandbox's launch chain), read from /proc. */
 function onlyChild(pid: number): number | undefined {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean)
-    return children.length === 1 ? Number(children[0]) : undefined
-  } catch {
-    return undefined
-  }
+  const children = childrenOf(pid)
+  return children?.length === 1 ? children[0] : undefined
 }
 
 /** The host pid of the child of `parent` (a host pid) whose pid in its own namespace is `inner` (NSpid). */
 export function childByInnerPid(parent: number, inner: number): number | undefined {
-  let children: string[]
-  try {
-    children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(' ')
-  } catch {
-    return undefined
-  }
-  for (const child of children) {
+  for (const child of childrenOf(parent) ?? []) {
     try {
       const m = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${child}/status`, 'utf8'))
-      if (m && Number(m[1]!.trim().split(/\s+/).at(-1)) === inner) return Number(child)
+      if (m && Number(m[1]!.trim().split(/\s+/).at(-1)) === inner) return child
     } catch {
       // gone: not it
     }
